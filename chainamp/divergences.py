@@ -103,7 +103,8 @@ def renyi_divergence(p: Any, q: Any, alpha: float) -> float:
     support = p > 0
     if a >= 1.0 and np.any(support & (q == 0)):
         return math.inf
-    lp, lq = np.log(p[support]), np.log(q[support])
+    with np.errstate(divide="ignore"):
+        lp, lq = np.log(p[support]), np.log(q[support])
     if math.isinf(a):
         val = float(np.max(lp - lq))
     elif a == 1.0:
@@ -147,8 +148,10 @@ def _curve_from_sorted(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndar
     llr_sorted = llr[order]
     P = np.concatenate(([0.0], np.cumsum(p[keep][order])))
     Q = np.concatenate(([0.0], np.cumsum(q[keep][order])))
-    # number of outcomes with llr > eps (llr_sorted is decreasing)
+    # number of outcomes with llr > eps (llr_sorted is decreasing); at eps = inf, footnote 3
+    # of the paper counts the outcomes q cannot produce (llr = +inf)
     k = np.searchsorted(-llr_sorted, -eps, side="left")
+    k = np.where(np.isinf(eps), np.count_nonzero(np.isposinf(llr_sorted)), k)
     Pk, Qk = P[k], Q[k]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         cq = np.where(Qk > 0, np.exp(eps + np.log(np.where(Qk > 0, Qk, 1.0))), 0.0)

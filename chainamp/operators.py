@@ -125,6 +125,7 @@ class MarkovOperator:
     """
 
     __slots__ = ("_data", "_inputs", "_outputs", "_in_index", "_out_index")
+    __array_ufunc__ = None  # numpy defers to us: ``K @ ndarray`` raises TypeError instead of guessing
 
     def __init__(self, matrix: Any, inputs: Sequence[Hashable] | None = None,
                  outputs: Sequence[Hashable] | None = None, *, row_sum_atol: float = ROW_SUM_ATOL):
