@@ -8,7 +8,8 @@ accepted (``row_sum_atol``) or whether two computations agree (``lp_atol``).
 
 from __future__ import annotations
 
-__all__ = ["ROW_SUM_ATOL", "DIST_SUM_ATOL", "LP_ATOL", "LP_FEAS_ATOL", "UNIT_ROUNDOFF"]
+__all__ = ["ROW_SUM_ATOL", "DIST_SUM_ATOL", "LP_ATOL", "LP_FEAS_ATOL", "UNIT_ROUNDOFF", "BISECTION_RTOL",
+           "BISECTION_ATOL"]
 
 #: A row of a Markov operator is accepted when ``|sum(row) - 1| <= ROW_SUM_ATOL``.
 ROW_SUM_ATOL = 1e-9
@@ -20,3 +21,7 @@ LP_ATOL = 1e-8
 LP_FEAS_ATOL = 1e-7
 #: Unit roundoff of IEEE double precision, 2**-53.
 UNIT_ROUNDOFF = 2.0**-53
+#: Searches over epsilon stop when the certified bracket is this narrow (relative / absolute);
+#: the reported value is always the bracket's upper (certified) end.
+BISECTION_RTOL = 1e-7
+BISECTION_ATOL = 1e-12

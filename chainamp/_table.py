@@ -1,0 +1,53 @@
+"""Plain-text and HTML tables for the report objects' ``__str__`` and ``_repr_html_``."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+
+__all__ = ["fmt_number", "text_table", "html_table"]
+
+
+def fmt_number(x, digits: int = 6) -> str:
+    """Compact number formatting: ``inf``, fixed for moderate values, scientific for tiny ones."""
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    if abs(x) < 1e-3 or abs(x) >= 1e6:
+        return f"{x:.{max(digits - 2, 2)}e}"
+    return f"{x:.{digits}g}"
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:
+    """An aligned text table (numbers right-aligned)."""
+    cells = [[fmt_number(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(header)]
+    numeric = [all(isinstance(r[i], (int, float)) or r[i] is None for r in rows) for i in range(len(header))]
+
+    def line(vals):
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric)).rstrip()
+
+    out = [title] if title else []
+    out += [line(header), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in cells]
+    return "\n".join(out)
+
+
+def html_table(header: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:
+    """The same table as HTML (escaped)."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(fmt_number(c))}</td>" for c in row) + "</tr>" for row in rows)
+    cap = f"<caption>{html.escape(title)}</caption>" if title else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
