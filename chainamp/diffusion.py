@@ -48,6 +48,7 @@ import numpy as np
 from scipy import integrate
 
 from ._logmath import log_expm1, round_up
+from ._tolerances import UNIT_ROUNDOFF
 from ._validation import check_choice, check_int, check_order, check_positive, check_real
 from .errors import InvalidParameterError
 
@@ -72,6 +73,7 @@ __all__ = [
 _QUAD_EPSREL = 1e-10
 _METHODS = ("closed_form", "quadrature")
 _LOG_MAX = math.log(np.finfo(float).max)
+_TINY = math.ulp(0.0)  # smallest positive float: a lower cap for positive upper bounds
 
 
 # ----------------------------------------------------------------------------- results
@@ -123,6 +125,19 @@ class OUParameters:
 def _exp_capped(log_value: float) -> float:
     """``exp(log_value)`` with ``inf`` instead of OverflowError."""
     return math.inf if log_value > _LOG_MAX else math.exp(log_value)
+
+
+def _exp_sum_up(log_terms: tuple[float, ...]) -> float:
+    """An upper bound on ``exp(sum(log_terms))`` for a positive quantity given by its log terms.
+
+    Each term is a float within one ulp (relative error <= 2u) of its exact value, and the sum
+    adds one rounding per term, so ``|error of the sum| <= 2 (n + 2) u sum |term_i|``; we exponentiate the sum plus that bound,
+    round up, and never return 0 (the exact value is positive; underflow returns the
+    smallest positive float).
+    """
+    total = math.fsum(log_terms)
+    slack = 2.0 * (len(log_terms) + 2) * UNIT_ROUNDOFF * math.fsum(abs(v) for v in log_terms)
+    return max(round_up(_exp_capped(total + slack), 2), _TINY)
 
 
 def _points(x: Any, name: str) -> np.ndarray:
@@ -246,7 +261,9 @@ class _GaussianSemigroup:
         """Intrinsic sensitivity ``Lambda(t)`` of ``M_t`` for a query of global L2-sensitivity
         ``sensitivity`` (Theorem 6 of Balle et al. 2019).
 
-        ``method="closed_form"`` uses Example 5 / Corollary 7. ``method="quadrature"``
+        ``method="closed_form"`` uses Example 5 / Corollary 7, evaluated in log space and
+        rounded up past the error of the log-sum (never 0 when ``sensitivity > 0``: an
+        underflow returns the smallest positive float). ``method="quadrature"``
         integrates ``kappa_{x,x'}(s)`` over ``[t, inf)`` with ``scipy.integrate.quad``
         (after ``s = t e^u``, which turns a ``1/s^2`` tail into an exponential one), for
         the pair ``x = (sensitivity,)``, ``x' = (0,)``. That pair is the worst case in any
@@ -259,7 +276,7 @@ class _GaussianSemigroup:
         sens = _check_sensitivity(sensitivity)
         method = check_choice(method, "method", _METHODS)
         if method == "closed_form":
-            return round_up(self._closed_form_lambda(t, sens), 8)
+            return self._closed_form_lambda(t, sens)
         epsrel = check_positive(quad_epsrel, "quad_epsrel")
         if sens == 0.0:
             return 0.0
@@ -273,7 +290,7 @@ class _GaussianSemigroup:
             return self._kappa_worst(s, sens) * s
 
         value, abserr = integrate.quad(integrand, 0.0, math.inf, epsabs=0.0, epsrel=epsrel, limit=200)
-        return round_up(value + abserr, 4)
+        return max(round_up(value + abserr, 4), _TINY)  # Lambda > 0 when sensitivity > 0
 
     def rdp(self, alpha: float, t: float, sensitivity: float, method: str = "closed_form") -> float:
         """RDP epsilon of ``M_t`` at order ``alpha``: ``alpha * Lambda(t)`` (Theorem 6 of Balle
@@ -330,7 +347,7 @@ class BrownianMotion(_GaussianSemigroup):
         # Example 5: kappa(s) = Delta^2 / (4 s^2), int_t^inf ds / s^2 = 1 / t
         if sensitivity == 0.0:
             return 0.0
-        return _exp_capped(2.0 * math.log(sensitivity) - math.log(4.0 * t))
+        return _exp_sum_up((2.0 * math.log(sensitivity), -math.log(4.0 * t)))
 
 
 @dataclass(frozen=True)
@@ -398,9 +415,9 @@ class OrnsteinUhlenbeck(_GaussianSemigroup):
         if sensitivity == 0.0:
             return 0.0
         two_theta_t = 2.0 * self.theta * t
-        log_lam = (math.log(self.theta) + 2.0 * math.log(sensitivity) - math.log(2.0)
-                   - 2.0 * math.log(self.rho) - two_theta_t - math.log(-math.expm1(-two_theta_t)))
-        return _exp_capped(log_lam)
+        return _exp_sum_up((math.log(self.theta), 2.0 * math.log(sensitivity), -math.log(2.0),
+                            -2.0 * math.log(self.rho), -two_theta_t,
+                            -math.log(-math.expm1(-two_theta_t))))
 
 
 # ----------------------------------------------------------------------------- Section 5.1 errors
@@ -519,7 +536,8 @@ def ou_parameters_for_epsilon(epsilon: float, sensitivity: float, R: float, d: i
     sens = check_positive(sensitivity, "sensitivity")
     R = check_positive(R, "R")
     d = _check_dim(d)
-    a = d * sens * sens / (2.0 * eps * R * R)
+    log_a = math.log(d) + 2.0 * math.log(sens) - math.log(2.0 * eps) - 2.0 * math.log(R)
+    a = _exp_capped(log_a)
     if not math.isfinite(a) or a == 0.0:
         raise InvalidParameterError(
             f"d Delta^2 / (2 epsilon R^2) must be finite and > 0 (got {a!r} from epsilon={eps!r}, "
