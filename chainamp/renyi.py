@@ -204,7 +204,9 @@ def rdp_to_dp(rdp: float, alpha: float, delta: float, *, method: str = "cks") ->
         terms = [r, -math.log(d) / (a - 1.0)]
         if m == "cks":
             terms += [math.log1p(-1.0 / a), -math.log(a) / (a - 1.0)]
-        eps = round_up(max(math.fsum(terms), 0.0), 8, scale=max(abs(t) for t in terms))
+        total, scale = math.fsum(terms), max(abs(t) for t in terms)
+        # a total that is <= 0 even after its error bound is reported as exactly 0 (sound, see above)
+        eps = 0.0 if total + 10 * UNIT_ROUNDOFF * scale <= 0.0 else round_up(max(total, 0.0), 8, scale=scale)
     return RDPConversion(epsilon=eps, delta=d, alpha=a, rdp=r, method=m, source=_CONVERSIONS[m])
 
 
