@@ -12,8 +12,9 @@ Soundness conventions (every constructor below follows them):
 * every ``delta`` returned is an upper bound of the exact value, rounded UP past
   its floating-point error; a value is 0 only when the exact value is 0;
 * every ``epsilon`` returned is rounded UP: ``profile.epsilon(d)`` is the upper
-  end of a bisection bracket whose width is at most ``xtol * max(1, eps)``, and it
-  always satisfies ``profile.delta(profile.epsilon(d)) <= d``;
+  end of a search bracket of width at most ``bisection_atol + bisection_rtol * eps``
+  (``BISECTION_ATOL``, ``BISECTION_RTOL``), and it always satisfies
+  ``profile.delta(profile.epsilon(d)) <= d``;
 * everything is evaluated in log space, so eps up to 700 (and ``math.inf``)
   works without forming ``e^eps``.
 """
@@ -30,7 +31,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from ._logmath import round_up, round_up_array
-from ._tolerances import UNIT_ROUNDOFF
+from ._tolerances import BISECTION_ATOL, BISECTION_RTOL, UNIT_ROUNDOFF
 from ._validation import check_delta, check_epsilon, check_int, check_positive, check_real
 from .errors import InvalidMechanismError, InvalidParameterError
 from .operators import MarkovOperator
@@ -41,12 +42,7 @@ __all__ = [
     "ExactProfile",
     "privacy_profile",
     "neighbor_pairs",
-    "PROFILE_EPSILON_XTOL",
 ]
-
-#: Relative width of the final bracket of ``PrivacyProfile.epsilon`` (the upper
-#: end of the bracket is returned, so the width only costs tightness, never soundness).
-PROFILE_EPSILON_XTOL = 1e-10
 
 _TINY = 5e-324  # smallest positive double: a positive exact value rounds UP to at least this
 _EPS_SEARCH_MAX = 4096.0  # no finite eps beyond this is searched by PrivacyProfile.epsilon
@@ -160,12 +156,13 @@ class PrivacyProfile:
             return float(out[0])
         return out.reshape(arr.shape)
 
-    def epsilon(self, delta: Any, *, xtol: float = PROFILE_EPSILON_XTOL) -> float:
+    def epsilon(self, delta: Any, *, bisection_rtol: float = BISECTION_RTOL,
+                bisection_atol: float = BISECTION_ATOL) -> float:
         """Smallest ``eps >= 0`` with ``delta(eps) <= delta``, rounded UP (``math.inf`` if none).
 
         A bracketing search on grids of 64 points (vectorised calls to :meth:`delta`)
         narrows ``[lo, hi]`` with ``delta(lo) > delta >= delta(hi)`` until
-        ``hi - lo <= xtol * max(1, hi)`` and returns ``hi``; so the result always
+        ``hi - lo <= bisection_atol + bisection_rtol * hi`` and returns ``hi``; so the result always
         satisfies ``delta(result) <= delta`` and overshoots the exact answer by at
         most that width. Finite eps beyond 4096 are not searched (``math.inf`` is
         returned instead: sound, and no realistic profile needs them).
@@ -176,7 +173,8 @@ class PrivacyProfile:
         0.789279
         """
         target = check_delta(delta, "delta")
-        tol = check_positive(xtol, "xtol")
+        rtol = check_positive(bisection_rtol, "bisection_rtol", strict=False)
+        atol = check_positive(bisection_atol, "bisection_atol")
         if target == 0.0:
             return self._pure_epsilon
         if self.delta(0.0) <= target:
@@ -185,7 +183,7 @@ class PrivacyProfile:
         if self.delta(hi) > target:
             return math.inf
         lo = 0.0
-        while hi - lo > tol * max(1.0, hi):
+        while hi - lo > atol + rtol * hi:
             grid = np.linspace(lo, hi, 66)[1:-1]
             ok = self.delta(grid) <= target
             first = int(np.argmax(ok)) if np.any(ok) else grid.size
@@ -314,6 +312,10 @@ class PrivacyProfile:
 
         ``delta(eps) = 1 - exp((eps - eps0)/2)`` for ``eps < eps0 = sensitivity/scale``, 0 beyond.
 
+        Derivation (checked by quadrature in the tests): the log-likelihood ratio of
+        ``Lap(0, b)`` to ``Lap(D, b)`` is ``(|y - D| - |y|)/b``, decreasing from ``eps0`` to
+        ``-eps0``; it exceeds eps for ``y < y* = (D - b eps)/2``, and
+        ``P[Y < y*] - e^eps Q[Y < y*] = 1 - e^{-y*/b}/2 - e^eps e^{(y* - D)/b}/2 = 1 - e^{(eps - eps0)/2}``.
         ``eps0`` is rounded up first (the curve grows with eps0) and the value is rounded up.
 
         >>> prof = PrivacyProfile.laplace(1.0)
@@ -522,8 +524,12 @@ class ExactProfile(PrivacyProfile):
         return round_up_array(X + 2.0 * self._llr_err * band, 2, upper=1.0)
 
     def _eval_max(self, eps: np.ndarray) -> np.ndarray:
-        vu, vv = self._values(eps)
-        return np.maximum(vu.max(axis=0), vv.max(axis=0))
+        out = np.empty(eps.size)
+        step = max(1, (1 << 20) // max(1, self._rows.shape[0]))  # bounds the (pairs x eps) temporaries
+        for start in range(0, eps.size, step):
+            vu, vv = self._values(eps[start:start + step])
+            out[start:start + step] = np.maximum(vu.max(axis=0), vv.max(axis=0))
+        return out
 
     def witness(self, epsilon: float) -> tuple:
         """The neighbouring pair ``(u, u')`` of input labels attaining ``delta(epsilon)``
@@ -558,7 +564,9 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     ``l_y = log M_u(y) - log M_u'(y)``; with partial sums ``P, Q`` of ``M_u, M_u'`` in that order,
     ``D_{e^eps}(M_u || M_u') = P_k - e^eps Q_k`` where k counts the outcomes with ``l_y > eps``
     (a prefix), and the reverse direction is the matching suffix. Each eps then costs a binary
-    search per pair. Memory ``~40 * pairs * outputs`` bytes.
+    search per pair. Memory: ``40 * outputs`` bytes per unordered pair, kept for later queries
+    (about 200 MB for 100 inputs x 1000 outputs, all pairs). Outputs no compared row can
+    produce are dropped first.
 
     Rounding (all toward larger delta): computed log-ratios are within
     ``llr_err = 8 u max|log M(y)|`` of the exact ones (``u = 2^-53``); an outcome on the wrong
@@ -591,12 +599,14 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     pre_u, pre_v, suf_u, suf_v = (np.zeros((nrows, m + 1)) for _ in range(4))
     inf_u, inf_v = np.empty(nrows), np.empty(nrows)
     top = -math.inf
+    with np.errstate(divide="ignore"):
+        logP = np.log(P)
     for sl in _row_chunks(nrows, m):
         p, q = P[rows[sl, 0]], P[rows[sl, 1]]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            llr = np.log(p) - np.log(q)
-        llr = np.where((p == 0) & (q == 0), 0.0, llr)
-        order = np.argsort(-llr, axis=1, kind="stable")
+        with np.errstate(invalid="ignore"):
+            llr = logP[rows[sl, 0]] - logP[rows[sl, 1]]
+        llr[(p == 0) & (q == 0)] = 0.0
+        order = np.argsort(-llr, axis=1)
         a[sl] = np.take_along_axis(-llr, order, axis=1)
         ps, qs = np.take_along_axis(p, order, axis=1), np.take_along_axis(q, order, axis=1)
         np.cumsum(ps, axis=1, out=pre_u[sl, 1:])
