@@ -103,7 +103,7 @@ def _canonical_delta(eps0: float, delta0: float, eps: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         frac = np.where(eps < eps0, -np.expm1(np.minimum(eps - eps0, 0.0)) / (1.0 + math.exp(-eps0)), 0.0)
     vals = delta0 + (1.0 - delta0) * frac
-    out = round_up_array(vals, 6, upper=1.0)
+    out = round_up_array(vals, 16, upper=1.0)
     return np.where(frac > 0.0, out, delta0)  # delta0 alone is exact
 
 
@@ -330,7 +330,7 @@ class PrivacyProfile:
 
         def evaluate(eps: np.ndarray) -> np.ndarray:
             # every eps here is < eps0 (delta() answers eps >= pure_epsilon with 0)
-            return round_up_array(-np.expm1((eps - eps0) / 2.0), 4, upper=1.0)
+            return round_up_array(-np.expm1((eps - eps0) / 2.0), 16, upper=1.0)
 
         return cls(evaluate, name=f"Laplace(scale={b:g}, sensitivity={s:g})", exact=True, pure_epsilon=eps0,
                    source="Laplace (Balle, Barthe, Gaboardi 2018, Theorem 3)")
@@ -397,7 +397,7 @@ class PrivacyProfile:
         def evaluate(eps: np.ndarray) -> np.ndarray:
             with np.errstate(over="ignore", invalid="ignore"):
                 frac = -np.expm1(np.minimum(eps - e0, 0.0)) / (1.0 + (kk - 1) * math.exp(-e0))
-            return round_up_array(frac, 6, upper=1.0)
+            return round_up_array(frac, 16, upper=1.0)
 
         return cls(evaluate, name=f"{kk}-ary randomized response(epsilon={e0:g})", exact=True,
                    pure_epsilon=e0, source="k-ary randomized response (exact closed form)")
@@ -515,7 +515,7 @@ class ExactProfile(PrivacyProfile):
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             logQ = np.where(Q > 0, np.log(np.where(Q > 0, Q, 1.0)), 0.0)
             cQ = np.where(Q > 0, np.exp(e + logQ), 0.0)
-            shrink = 1.0 - u * (2.0 * (e + np.abs(logQ)) + m + 8)
+            shrink = 1.0 - u * (2.0 * e + 10.0 * np.abs(logQ) + m + 16)
             B = np.where(shrink > 0, cQ * np.maximum(shrink, 0.0), 0.0)
             X = np.maximum(P * (1.0 + (m + 4) * u) - B, 0.0)  # nan-free: B is finite or +inf
         X = round_up_array(np.nan_to_num(X, nan=0.0), 2)
@@ -569,11 +569,12 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     produce are dropped first.
 
     Rounding (all toward larger delta): computed log-ratios are within
-    ``llr_err = 8 u max|log M(y)|`` of the exact ones (``u = 2^-53``); an outcome on the wrong
+    ``llr_err = 32 u max|log M(y)|`` of the exact ones (``u = 2^-53``; this allows 4-ulp
+    library logarithms); an outcome on the wrong
     side of eps changes the sum by at most ``2 llr_err M_u(y)``, so the mass of the outcomes
     whose computed ratio is within ``llr_err`` of eps is added with that weight. Partial sums
     are inflated by ``(m + 4) u`` relative, ``e^eps Q_k`` deflated by
-    ``u (2 (eps + |log Q_k|) + m + 8)`` relative. ``pure_epsilon`` is the largest computed
+    ``u (2 eps + 10 |log Q_k| + m + 16)`` relative (it is computed as ``exp(eps + log Q_k)``). ``pure_epsilon`` is the largest computed
     finite log-ratio plus ``llr_err`` (0 when all compared rows are equal, inf when a support
     differs); delta is 0 from there on.
 
@@ -593,7 +594,7 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     P = P[:, np.any(P[used] > 0, axis=0)]
     m = P.shape[1]
     pos = P[used][P[used] > 0]
-    llr_err = 8.0 * UNIT_ROUNDOFF * float(np.max(np.abs(np.log(pos))))
+    llr_err = 32.0 * UNIT_ROUNDOFF * float(np.max(np.abs(np.log(pos))))
     nrows = rows.shape[0]
     a = np.empty((nrows, m))
     pre_u, pre_v, suf_u, suf_v = (np.zeros((nrows, m + 1)) for _ in range(4))
