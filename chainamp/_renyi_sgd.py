@@ -197,7 +197,9 @@ class NoisySGDRDP:
     def rdp(self, alpha: float) -> float:
         """The RDP epsilon at order ``alpha``: ``alpha * tightest_slope``, rounded up."""
         a = check_order(alpha)
-        return math.inf if math.isinf(a) and self.tightest_slope > 0 else round_up(a * self.tightest_slope, 1)
+        if self.tightest_slope == 0.0:
+            return 0.0
+        return math.inf if math.isinf(a) else round_up(a * self.tightest_slope, 1)
 
     def curve(self, orders: Any = DEFAULT_ORDERS) -> RDPCurve:
         return RDPCurve.from_slope(self.tightest_slope, orders)
