@@ -349,7 +349,7 @@ def test_mixing_conditions_fields():
     c = mixing_conditions(K, 0.7)
     assert isinstance(c, MixingConditions) and c.hockey_stick is None and c.hockey_stick_gamma is None
     assert c.ultra_mixing and c.doeblin and c.dobrushin and c.implied == ()
-    tight = mixing_conditions(K, 0.45)  # Doeblin = Dobrushin = 0.4753 > 0.45; ultra 0.632
+    tight = mixing_conditions(K, 0.3)  # Doeblin = Dobrushin = 0.3642 > 0.3; ultra 0.632
     assert not (tight.doeblin or tight.dobrushin or tight.ultra_mixing)
     # Lemma 9 supplies Doeblin from ultra-mixing at a gamma equal to the ultra coefficient
     g = ultra_mixing(K).gamma
