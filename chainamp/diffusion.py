@@ -72,6 +72,8 @@ __all__ = [
 #: (Candidate for ``chainamp._tolerances`` as ``QUAD_EPSREL``.)
 _QUAD_EPSREL = 1e-10
 _METHODS = ("closed_form", "quadrature")
+_QUAD_U_MAX = 100.0  # quadrature over s in [t, t e^100]
+_QUAD_T_MAX = 1e250  # keeps t e^100 finite
 _LOG_MAX = math.log(np.finfo(float).max)
 _TINY = math.ulp(0.0)  # smallest positive float: a lower cap for positive upper bounds
 
@@ -130,13 +132,14 @@ def _exp_capped(log_value: float) -> float:
 def _exp_sum_up(log_terms: tuple[float, ...]) -> float:
     """An upper bound on ``exp(sum(log_terms))`` for a positive quantity given by its log terms.
 
-    Each term is a float within one ulp (relative error <= 2u) of its exact value, and the sum
-    adds one rounding per term, so ``|error of the sum| <= 2 (n + 2) u sum |term_i|``; we exponentiate the sum plus that bound,
-    round up, and never return 0 (the exact value is positive; underflow returns the
-    smallest positive float).
+    Each term is a float within one ulp (relative error <= 2u) of its exact value, plus an
+    absolute error of a few u for a ``log`` of a number near 1; ``fsum`` adds one rounding.
+    So ``|error of the sum| <= 2 (n + 2) u (1 + sum |term_i|)``; we exponentiate the sum plus
+    that bound, round up, and never return 0 (the exact value is positive; underflow returns
+    the smallest positive float).
     """
     total = math.fsum(log_terms)
-    slack = 2.0 * (len(log_terms) + 2) * UNIT_ROUNDOFF * math.fsum(abs(v) for v in log_terms)
+    slack = 2.0 * (len(log_terms) + 2) * UNIT_ROUNDOFF * (1.0 + math.fsum(abs(v) for v in log_terms))
     return max(round_up(_exp_capped(total + slack), 2), _TINY)
 
 
@@ -248,13 +251,14 @@ class _GaussianSemigroup:
         grad = self.log_density_grad(y, x, t) - self.log_density_grad(y, xp, t)
         return self.carre_du_champ(grad)
 
-    def _kappa_worst(self, s: float, sensitivity: float) -> float:
-        # kappa(s) for the pair x = (sensitivity,), x' = (0,): Gamma of the difference of the
-        # log-density gradients, taken at y = 0 (any y gives the same value)
+    def _kappa_worst_times_s(self, s: float, sensitivity: float) -> float:
+        # s * kappa(s) for the pair x = (sensitivity,), x' = (0,): Gamma of the difference of the
+        # log-density gradients at y = 0 (any y gives the same value). Gamma is quadratic, so
+        # s Gamma(grad) = Gamma(sqrt(s) grad), which keeps the square from underflowing at large s.
         y = np.zeros(1)
         grad = (self.log_density_grad(y, np.array([sensitivity]), s)
                 - self.log_density_grad(y, np.zeros(1), s))
-        return float(self.carre_du_champ(grad))
+        return float(self.carre_du_champ(math.sqrt(s) * grad))
 
     def intrinsic_sensitivity(self, t: float, sensitivity: float, method: str = "closed_form", *,
                               quad_epsrel: float = _QUAD_EPSREL) -> float:
@@ -265,12 +269,14 @@ class _GaussianSemigroup:
         rounded up past the error of the log-sum (never 0 when ``sensitivity > 0``: an
         underflow returns the smallest positive float). ``method="quadrature"``
         integrates ``kappa_{x,x'}(s)`` over ``[t, inf)`` with ``scipy.integrate.quad``
-        (after ``s = t e^u``, which turns a ``1/s^2`` tail into an exponential one), for
+        (after ``s = t e^u``, which turns a ``1/s^2`` tail into an exponential one, over
+        ``u <= 100``: the tail beyond is a fraction ``<= t/s = e^{-100}`` of ``Lambda(t)`` for both
+        semigroups, since ``(e^x - 1)/x`` increases; ``t <= 1e250`` keeps ``s`` finite), for
         the pair ``x = (sensitivity,)``, ``x' = (0,)``. That pair is the worst case in any
         dimension: ``kappa_{x,x'}(s) = c a(s)^2 ||x - x'||^2 / v(s)^2`` depends on the pair
         only through ``||x - x'|| <= sensitivity`` and increases with it. The quadrature
-        value plus quad's error estimate is rounded up (toward the larger epsilon); the
-        estimate is not a rigorous bound, hence closed form is the default.
+        value plus ``max(quad's error estimate, quad_epsrel * value)`` is rounded up (toward the
+        larger epsilon); that is not a rigorous enclosure, hence closed form is the default.
         """
         t = _check_time(t)
         sens = _check_sensitivity(sensitivity)
@@ -281,16 +287,18 @@ class _GaussianSemigroup:
         if sens == 0.0:
             return 0.0
 
-        log_t = math.log(t)
+        if t > _QUAD_T_MAX:
+            raise InvalidParameterError(
+                f"t must be <= {_QUAD_T_MAX:g} for method='quadrature' (got {t!r}); use 'closed_form'")
 
         def integrand(u: float) -> float:
-            if log_t + u > 700.0:  # s > e^700: kappa(s) s <= Delta^2 / (4 s) c is below the rounding slack
-                return 0.0
-            s = t * math.exp(u)
-            return self._kappa_worst(s, sens) * s
+            return self._kappa_worst_times_s(t * math.exp(u), sens)
 
-        value, abserr = integrate.quad(integrand, 0.0, math.inf, epsabs=0.0, epsrel=epsrel, limit=200)
-        return max(round_up(value + abserr, 4), _TINY)  # Lambda > 0 when sensitivity > 0
+        value, abserr = integrate.quad(integrand, 0.0, _QUAD_U_MAX, epsabs=0.0, epsrel=epsrel, limit=200)
+        # quad's error: its estimate, but at least the requested relative accuracy. The dropped
+        # tail s > t e^{U} is at most a fraction e^{-U} (about 4e-44) of Lambda(t), far below
+        # the slack round_up adds. Lambda > 0 when sensitivity > 0.
+        return max(round_up(value + max(abserr, epsrel * value), 4), _TINY)
 
     def rdp(self, alpha: float, t: float, sensitivity: float, method: str = "closed_form") -> float:
         """RDP epsilon of ``M_t`` at order ``alpha``: ``alpha * Lambda(t)`` (Theorem 6 of Balle
@@ -322,12 +330,10 @@ class BrownianMotion(_GaussianSemigroup):
     0.5
     """
 
-    gamma_coefficient: float = 1.0
-
-    def __post_init__(self) -> None:
-        if self.gamma_coefficient != 1.0:
-            raise InvalidParameterError(
-                f"gamma_coefficient of BrownianMotion is fixed to 1 (got {self.gamma_coefficient!r})")
+    @property
+    def gamma_coefficient(self) -> float:  # type: ignore[override]
+        """``1``: ``Gamma(f, g) = <grad f, grad g>``."""
+        return 1.0
 
     def _mean_factor(self, t: float) -> float:
         return 1.0
