@@ -188,7 +188,9 @@ def doeblin_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_AT
 
     and weak duality is the one-line chain
     ``sum_y nu_y <= sum_y nu_y sum_x w[x,y] <= sum_{x,y} w[x,y] K(x,y)``.
-    The optimum is ``sum_y min_x K(x, y)``.
+    The optimum is ``sum_y min_x K(x, y)``. The solver sees the same LP with
+    column y divided by ``max_x K(x, y)`` (variables ``nu_y / max_x K(x, y)``),
+    which keeps it well scaled; its values are mapped back before the repair.
 
     Certificates: the solver's ``nu`` is clipped to ``[0, min_x K(x, y)]``,
     which is exactly feasible, so its sum (rounded down) is ``lower``. The
@@ -233,13 +235,16 @@ def doeblin_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_AT
     name = _check_solver(solver)
     atol = check_positive(lp_atol, "lp_atol")
     n, m = K.shape
-    nu = cp.Variable(m, nonneg=True)
-    below = nu[None, :] <= K
-    _solve(cp.Problem(cp.Maximize(cp.sum(nu)), [below]), name)
-    nu_raw = _values(nu.value, (m,), "nu")
-    w_raw = _values(below.dual_value, (n, m), "w")
+    colmin, colmax = K.min(axis=0), K.max(axis=0)
+    live = np.flatnonzero(colmax > 0.0)  # a zero column forces nu_y = 0
+    t = cp.Variable(live.size, nonneg=True)  # t_y = nu_y / max_x K(x, y): every column scaled to max 1
+    below = t[None, :] <= K[:, live] / colmax[live]
+    _solve(cp.Problem(cp.Maximize(colmax[live] @ t), [below]), name)
+    nu_raw = np.zeros(m)
+    nu_raw[live] = _values(t.value, (live.size,), "nu") * colmax[live]
+    w_raw = np.zeros((n, m))
+    w_raw[:, live] = _values(below.dual_value, (n, live.size), "w") / colmax[live]
 
-    colmin = K.min(axis=0)
     nu_rep = np.clip(nu_raw, 0.0, colmin)  # exactly feasible: no arithmetic involved
     lower = round_down(float(nu_rep.sum()), m, lower=0.0)
 
