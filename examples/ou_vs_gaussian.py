@@ -9,9 +9,11 @@ Renyi DP guarantee, (alpha, alpha * eps)-RDP for every alpha > 1, in three ways:
 
 The script prints a table (closed-form MSE at the worst case ||f|| = R and a Monte Carlo
 estimate of the OU error with its standard error), then plots MSE against epsilon and,
-for one (theta, rho) meeting Theorem 8's condition, the errors and the RDP epsilon over time.
+for one (theta, rho) meeting Theorem 8's condition, the errors over time and the error against
+the RDP epsilon Lambda(t) as the diffusion runs longer (OU versus Brownian motion = GM).
 
-    python examples/ou_vs_gaussian.py                 # saves ou_vs_gaussian.png
+    python examples/ou_vs_gaussian.py                 # saves ou_vs_gaussian.png (chainamp installed,
+                                                      # or PYTHONPATH=. from the repository root)
     python examples/ou_vs_gaussian.py --show          # also opens a window
 """
 
