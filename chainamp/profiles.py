@@ -117,7 +117,7 @@ class PrivacyProfile:
     is only an upper bound.
     """
 
-    __slots__ = ("_evaluate", "name", "source", "exact", "_pure_epsilon", "_dp_points")
+    __slots__ = ("_evaluate", "name", "source", "exact", "_pure_epsilon", "_dp_points", "_memo")
 
     def __init__(self, evaluate: Callable[[np.ndarray], np.ndarray], *, name: str, source: str,
                  exact: bool, pure_epsilon: float = math.inf,
@@ -129,6 +129,7 @@ class PrivacyProfile:
         set_(self, "exact", bool(exact))
         set_(self, "_pure_epsilon", float(pure_epsilon))
         set_(self, "_dp_points", dp_points)
+        set_(self, "_memo", {})  # scalar delta / epsilon answers (the curve is immutable)
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable (cannot set {key!r})")
@@ -146,6 +147,8 @@ class PrivacyProfile:
         neighbour puts where the other puts none).
         """
         arr, scalar = _as_eps_array(epsilon)
+        if scalar and ("d", arr[0]) in self._memo:
+            return self._memo[("d", arr[0])]
         flat = arr.ravel()
         out = np.zeros(flat.shape)
         # eps >= pure_epsilon: delta is exactly 0 (an infinite pure_epsilon leaves every eps live)
@@ -153,8 +156,14 @@ class PrivacyProfile:
         if np.any(live):
             out[live] = self._evaluate(flat[live])
         if scalar:
-            return float(out[0])
+            return self._remember(("d", arr[0]), float(out[0]))
         return out.reshape(arr.shape)
+
+    def _remember(self, key: tuple, value: float) -> float:
+        if len(self._memo) >= 4096:
+            self._memo.clear()
+        self._memo[key] = value
+        return value
 
     def epsilon(self, delta: Any, *, bisection_rtol: float = BISECTION_RTOL,
                 bisection_atol: float = BISECTION_ATOL) -> float:
@@ -175,6 +184,12 @@ class PrivacyProfile:
         target = check_delta(delta, "delta")
         rtol = check_positive(bisection_rtol, "bisection_rtol", strict=False)
         atol = check_positive(bisection_atol, "bisection_atol")
+        key = ("e", target, rtol, atol)
+        if key not in self._memo:
+            self._remember(key, self._search_epsilon(target, rtol, atol))
+        return self._memo[key]
+
+    def _search_epsilon(self, target: float, rtol: float, atol: float) -> float:
         if target == 0.0:
             return self._pure_epsilon
         if self.delta(0.0) <= target:
