@@ -276,6 +276,12 @@ def test_missing_solver_value_raises(monkeypatch):
         doeblin_lp([[0.9, 0.1], [0.2, 0.8]])
 
 
+def test_non_finite_solver_value_raises(monkeypatch):
+    monkeypatch.setattr(cp.Variable, "value", property(lambda self: np.full(self.shape, np.nan)))
+    with pytest.raises(SolverError, match="non-finite value for f"):
+        hockey_stick_lp([0.5, 0.5], [0.25, 0.75], 0.0)
+
+
 @SOLVERS
 def test_bracket_wider_than_lp_atol_raises(solver):
     K = random_stochastic(np.random.default_rng(5), 5, 5)
