@@ -360,6 +360,11 @@ def coupling_bound(mu: Any, nu: Any, K: Any, omega: Any, coupling: Any, alpha: f
     makes the first term infinite). ``H_pi(x)`` is the row of ``pi`` normalised by its
     own sum. Both terms are rounded up (``renyi_divergence``) and so is their sum.
 
+    The order inside the supremum matters: ``(H_pi K)(x)`` is the first argument, as in the
+    proof (the likelihood ratio ``int h_pi(x, dz) k(z, y) / k(x, y)`` is integrated against
+    ``K(x, dy)``). With the arguments swapped the right-hand side is not a bound (the tests
+    keep a 2-state counterexample).
+
     Parameters
     ----------
     mu, nu, omega : probability vectors over the inputs of ``K``.

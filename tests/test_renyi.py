@@ -296,3 +296,21 @@ def test_coupling_bound_other_validation():
     assert coupling_bound(MU2, MU2, K2, MU2, ok, 2.0).value >= 0.0
     with pytest.raises(InvalidDistributionError, match="within 1e-12"):
         coupling_bound(MU2, MU2, K2, MU2, ok, 2.0, dist_sum_atol=1e-12)
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: gaussian_renyi_divergence([1.0, np.inf], 1.0, 2.0), InvalidParameterError, "shift must be a number or"),
+    (lambda: gaussian_renyi_divergence(1.0, 0.0, 2.0), InvalidParameterError, "sigma must be > 0"),
+    (lambda: gaussian_renyi_divergence(1.0, 1.0, 1.0), InvalidParameterError, "alpha must be > 1"),
+    (lambda: laplace_renyi_divergence(1.0, -1.0, 2.0), InvalidParameterError, "scale must be > 0"),
+    (lambda: g_alpha(1.0, math.inf), InvalidParameterError, "alpha must be finite for g_alpha"),
+    (lambda: g_alpha(-1.0, 2.0), InvalidParameterError, "z must be >= 0"),
+    (lambda: g_alpha("1", 2.0), TypeError, "z must be a real number"),
+    (lambda: RDPCurve([2.0], ["x"]), TypeError, "arrays of numbers"),
+    (lambda: RDPCurve.from_slope(math.inf), InvalidParameterError, "slope must be finite"),
+    (lambda: RDPCurve.from_slope(0.1, [2.0]).repeat(-1), InvalidParameterError, "k must be >= 0"),
+], ids=["shift-vector", "sigma", "alpha", "laplace-scale", "g-alpha-inf", "g-negative", "g-type", "curve-type",
+        "slope-inf", "repeat"])
+def test_closed_form_and_curve_validation(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()

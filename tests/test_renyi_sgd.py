@@ -224,3 +224,33 @@ def test_example_script_runs(tmp_path):
                          capture_output=True, text=True, timeout=120, env=env)
     assert res.returncode == 0, res.stderr
     assert "Theorem 5" in res.stdout and out.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: iteration_bound([["a"]], 1.0, 0.5, 2.0), TypeError, "path must be an array of numbers"),
+    (lambda: contractive_iteration_bound(-1.0, 3, 1.0, 0.5, 2.0), InvalidParameterError, "shift must be >= 0"),
+    (lambda: optimal_iteration_path(1.0, 0, 0.5), InvalidParameterError, "steps must be >= 1"),
+    (lambda: optimal_iteration_path(1.0, 2, -0.5), InvalidParameterError, "lipschitz must be >= 0"),
+    (lambda: feldman_noisy_sgd_slope(5, 6, 1.0, 1.0), InvalidParameterError, r"i must be in \[1, n\]"),
+    (lambda: feldman_noisy_sgd_slope(5, 2, 1.0, 0.0), InvalidParameterError, "sigma must be > 0"),
+    (lambda: noisy_projected_sgd([[np.nan]], [1], sigma=1.0, reg=0.1, radius=1.0), InvalidParameterError,
+     "features must be finite"),
+    (lambda: noisy_projected_sgd([[0.5]], [1], sigma=1.0, reg=0.0, radius=1.0), InvalidParameterError,
+     "reg must be > 0"),
+    (lambda: noisy_projected_sgd([[0.5]], [1], sigma=1.0, reg=0.1, radius=0.0), InvalidParameterError,
+     "radius must be > 0"),
+    (lambda: noisy_projected_sgd([[0.5]], [1], sigma=1.0, reg=0.1, radius=1.0, feature_bound=0.0),
+     InvalidParameterError, "feature_bound must be > 0"),
+    (lambda: load_noisy_sgd_dataset("/nonexistent/data.csv"), FileNotFoundError, "dataset not found"),
+], ids=["path-type", "eq3-shift", "opt-steps", "opt-lipschitz", "feldman-index", "feldman-sigma", "nan-features",
+        "reg", "radius", "feature-bound", "missing-file"])
+def test_remaining_validation(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_rdp_of_zero_slope_is_zero_at_every_order():
+    g = noisy_sgd_rdp(10, 5, 0.0, 1.0, 0.5, 1.0, 0.5)  # C = 0: the record cannot move the gradient
+    assert g.slope == 0.0 and g.rdp(math.inf) == 0.0 and g.rdp(2.0) == 0.0
+    # eta = 2/(beta + rho) with beta = rho gives L = 0; L^2 is rounded up to ~1e-15, so tiny, not 0
+    assert 0.0 < noisy_sgd_rdp(10, 5, 1.0, 1.0, 1.0, 1.0, 1.0).slope < 1e-40
