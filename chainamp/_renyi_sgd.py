@@ -279,7 +279,9 @@ def load_noisy_sgd_dataset(path: str | Path | None = None) -> LogisticDataset:
     """Load the CSV shipped in ``datasets/noisy_sgd/`` (columns ``x1..xd,label``) or another file
     of that layout.
 
-    >>> ds = load_noisy_sgd_dataset()  # doctest: +SKIP
+    >>> ds = load_noisy_sgd_dataset()
+    >>> ds.features.shape, sorted(set(ds.labels.tolist()))
+    ((400, 5), [-1.0, 1.0])
     """
     p = Path(path) if path is not None else Path(__file__).resolve().parents[1] / "datasets" / "noisy_sgd" / "data.csv"
     if not p.is_file():

@@ -290,6 +290,8 @@ class RDPCurve:
     def repeat(self, k: int) -> RDPCurve:
         """``k``-fold composition with itself (``k * epsilons``, rounded up)."""
         k = check_int(k, "k", minimum=0)
+        if k == 0:  # composing nothing: no privacy loss (avoids 0 * inf)
+            return RDPCurve(self.orders, np.zeros_like(self.epsilons))
         return RDPCurve(self.orders, round_up_array(k * self.epsilons, 1))
 
     def to_dp(self, delta: float, *, method: str = "cks") -> RDPConversion:

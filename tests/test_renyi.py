@@ -314,3 +314,10 @@ def test_coupling_bound_other_validation():
 def test_closed_form_and_curve_validation(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_curve_with_infinite_orders_and_empty_composition():
+    c = RDPCurve([2.0, 3.0], [math.inf, 1.0])  # e.g. a mechanism without RDP at order 2
+    assert np.array_equal(c.repeat(0).epsilons, [0.0, 0.0])
+    assert c.to_dp(1e-5).alpha == 3.0  # the infinite order is never chosen
+    assert rdp_to_dp(math.inf, 2.0, 1e-5).epsilon == math.inf
