@@ -522,21 +522,27 @@ class ExactProfile(PrivacyProfile):
     def _direction(self, num: np.ndarray, den: np.ndarray, k: np.ndarray, k_lo: np.ndarray,
                    k_hi: np.ndarray, e: np.ndarray) -> np.ndarray:
         """``[P_S - e^eps Q_S]_+`` over the computed set S (index k into the partial sums ``num``,
-        ``den``), made an upper bound of the exact divergence; ``k_lo``/``k_hi`` index the band of
-        outcomes whose computed log-ratio is within ``llr_err`` of eps."""
+        ``den``), made an upper bound of the exact divergence up to one final relative rounding
+        (applied by the caller after the maximum; rounding up is monotone, so it commutes with it);
+        ``k_lo``/``k_hi`` index the band of outcomes whose computed log-ratio is within
+        ``llr_err`` of eps."""
         u, m = UNIT_ROUNDOFF, self._m
-        take = np.take_along_axis
-        P, Q = take(num, k, axis=1), take(den, k, axis=1)
+        offs = (np.arange(k.shape[0]) * (m + 1))[:, None]
+        flat_num, flat_den = num.ravel(), den.ravel()
+        P, Q = flat_num[k + offs], flat_den[k + offs]
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            logQ = np.where(Q > 0, np.log(np.where(Q > 0, Q, 1.0)), 0.0)
-            cQ = np.where(Q > 0, np.exp(e + logQ), 0.0)
-            shrink = 1.0 - u * (2.0 * e + 10.0 * np.abs(logQ) + m + 16)
-            B = np.where(shrink > 0, cQ * np.maximum(shrink, 0.0), 0.0)
-            X = np.maximum(P * (1.0 + (m + 4) * u) - B, 0.0)  # nan-free: B is finite or +inf
-        X = round_up_array(np.nan_to_num(X, nan=0.0), 2)
-        p_hi = take(num, k_hi, axis=1)
-        band = np.where(k_hi != k_lo, np.abs(p_hi - take(num, k_lo, axis=1)) + (m + 2) * u * p_hi, 0.0)
-        return round_up_array(X + 2.0 * self._llr_err * band, 2, upper=1.0)
+            logQ = np.log(Q)  # -inf where Q = 0
+            cQ = np.exp(e + logQ)  # 0 where Q = 0, inf on overflow
+            shrink = 1.0 - u * (2.0 * e + 10.0 * np.abs(np.where(Q > 0, logQ, 0.0)) + m + 16)
+            B = cQ * np.maximum(shrink, 0.0)
+            B[shrink <= 0] = 0.0  # no usable lower bound of e^eps Q: drop it (also avoids inf * 0)
+            X = np.maximum(P * (1.0 + (m + 4) * u) - B, 0.0)
+        # X is exact up to one relative rounding of the subtraction (covered by the caller's round-up)
+        band = k_hi != k_lo
+        if np.any(band):
+            hi, lo = flat_num[(k_hi + offs)[band]], flat_num[(k_lo + offs)[band]]
+            X[band] += 2.0 * self._llr_err * (np.abs(hi - lo) + (m + 2) * u * hi)
+        return X
 
     def _eval_max(self, eps: np.ndarray) -> np.ndarray:
         out = np.empty(eps.size)
@@ -544,7 +550,8 @@ class ExactProfile(PrivacyProfile):
         for start in range(0, eps.size, step):
             vu, vv = self._values(eps[start:start + step])
             out[start:start + step] = np.maximum(vu.max(axis=0), vv.max(axis=0))
-        return out
+        # the subtraction in X and the band addition each add one relative rounding
+        return round_up_array(out, 6, upper=1.0)
 
     def witness(self, epsilon: float) -> tuple:
         """The neighbouring pair ``(u, u')`` of input labels attaining ``delta(epsilon)``
@@ -561,7 +568,7 @@ class ExactProfile(PrivacyProfile):
         return (self.labels[int(i)], self.labels[int(j)])
 
 
-def _row_chunks(n_rows: int, m: int, budget: int = 1 << 21) -> Iterable[slice]:
+def _row_chunks(n_rows: int, m: int, budget: int = 1 << 17) -> Iterable[slice]:
     step = max(1, budget // max(m, 1))
     for start in range(0, n_rows, step):
         yield slice(start, min(n_rows, start + step))
@@ -618,28 +625,31 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     with np.errstate(divide="ignore"):
         logP = np.log(P)
     for sl in _row_chunks(nrows, m):
-        p, q = P[rows[sl, 0]], P[rows[sl, 1]]
+        ri, rj = rows[sl, 0], rows[sl, 1]
         with np.errstate(invalid="ignore"):
-            llr = logP[rows[sl, 0]] - logP[rows[sl, 1]]
-        llr[(p == 0) & (q == 0)] = 0.0
-        order = np.argsort(-llr, axis=1)
-        a[sl] = np.take_along_axis(-llr, order, axis=1)
-        ps, qs = np.take_along_axis(p, order, axis=1), np.take_along_axis(q, order, axis=1)
+            neg = logP[rj] - logP[ri]  # -log(M_u/M_v); NaN where both vanish
+        neg[np.isnan(neg)] = 0.0
+        order = np.argsort(neg, axis=1)
+        a[sl] = np.take_along_axis(neg, order, axis=1)
+        ps, qs = P[ri[:, None], order], P[rj[:, None], order]
         np.cumsum(ps, axis=1, out=pre_u[sl, 1:])
         np.cumsum(qs, axis=1, out=pre_v[sl, 1:])
-        suf_u[sl, :m] = np.cumsum(ps[:, ::-1], axis=1)[:, ::-1]
-        suf_v[sl, :m] = np.cumsum(qs[:, ::-1], axis=1)[:, ::-1]
-        inf_u[sl] = round_up_array(np.where(q == 0, p, 0.0).sum(axis=1), m, upper=1.0)
-        inf_v[sl] = round_up_array(np.where(p == 0, q, 0.0).sum(axis=1), m, upper=1.0)
-        differ = p != q
-        if np.any(differ):
-            both = np.where(differ & (p > 0), llr, -math.inf).max()
-            back = np.where(differ & (q > 0), -llr, -math.inf).max()
-            top = max(top, float(both), float(back))
-    if top == -math.inf:
-        pure = 0.0  # every compared pair of rows is identical
-    elif math.isinf(top):
+        np.cumsum(ps[:, ::-1], axis=1, out=suf_u[sl, m - 1::-1])
+        np.cumsum(qs[:, ::-1], axis=1, out=suf_v[sl, m - 1::-1])
+        # outcomes only M_u produces sort first (a = -inf), only M_v produces last (a = +inf)
+        n_lo = np.count_nonzero(a[sl] == -math.inf, axis=1)
+        n_hi = np.count_nonzero(a[sl] == math.inf, axis=1)
+        idx = np.arange(n_lo.size)
+        inf_u[sl] = round_up_array(pre_u[sl][idx, n_lo], m, upper=1.0)
+        inf_v[sl] = round_up_array(suf_v[sl][idx, m - n_hi], m, upper=1.0)
+        if np.any(n_lo > 0) or np.any(n_hi > 0):
+            top = math.inf
+        elif top < math.inf:  # largest finite log-ratio, either direction
+            top = max(top, float(np.max(-a[sl, 0])), float(np.max(a[sl, m - 1])))
+    if math.isinf(top):
         pure = math.inf
+    elif top <= 0.0 and all(np.array_equal(P[i], P[j]) for i, j in rows):
+        pure = 0.0  # every compared pair of rows is identical
     else:
         pure = math.nextafter(max(top, 0.0) + 2.0 * llr_err, math.inf)
     label = name if name is not None else f"finite mechanism ({len(labels)} inputs x {op.shape[1]} outputs, " \
