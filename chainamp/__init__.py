@@ -9,6 +9,8 @@ Top-level names come from the layered modules below (each declares ``__all__``);
 ``chainamp.lp`` are used as namespaces.
 """
 
+from importlib import import_module as _import_module
+
 from . import errors
 from .errors import *  # noqa: F401,F403
 from .operators import *  # noqa: F401,F403
@@ -18,20 +20,15 @@ from .mixing import *  # noqa: F401,F403
 from .profiles import *  # noqa: F401,F403
 from .bounds import *  # noqa: F401,F403
 from .amplify import *  # noqa: F401,F403
+from .steps import *  # noqa: F401,F403
+from .calibration import *  # noqa: F401,F403
 from . import lp, mechanisms, renyi, diffusion  # noqa: F401,E402
-from . import operators as _operators, divergences as _divergences, chain as _chain  # noqa: E402
-from . import mixing as _mixing, profiles as _profiles, bounds as _bounds, amplify as _amplify  # noqa: E402
 
 __version__ = "0.1.0.dev0"
 
+_STAR_MODULES = ("errors", "operators", "divergences", "chain", "mixing", "profiles", "bounds", "amplify",
+                 "steps", "calibration")
 __all__ = sorted(
     {"errors", "lp", "mechanisms", "renyi", "diffusion", "__version__"}
-    | set(errors.__all__)
-    | set(_operators.__all__)
-    | set(_divergences.__all__)
-    | set(_chain.__all__)
-    | set(_mixing.__all__)
-    | set(_profiles.__all__)
-    | set(_bounds.__all__)
-    | set(_amplify.__all__)
+    | {name for mod in _STAR_MODULES for name in _import_module(f"{__name__}.{mod}").__all__}
 )

@@ -23,6 +23,7 @@ __all__ = [
     "renyi_divergence",
     "hockey_stick_curve",
     "log_likelihood_ratios",
+    "scaled_by_exp",
 ]
 
 
@@ -39,15 +40,33 @@ def log_likelihood_ratios(p: np.ndarray, q: np.ndarray) -> np.ndarray:
         return np.log(p) - np.log(q)
 
 
+def scaled_by_exp(q: np.ndarray, eps: float) -> np.ndarray:
+    """``e^eps * q`` elementwise with relative error at most 6 units of roundoff.
+
+    ``e^eps`` itself overflows beyond eps ~ 709; there we multiply by ``e^(eps/2)``
+    twice. Entries that overflow become ``inf`` (right: they exceed any probability).
+    ``eps = inf`` maps 0 to 0 and anything positive to ``inf``.
+    """
+    q = np.asarray(q, dtype=float)
+    if math.isinf(eps):
+        return np.where(q > 0, math.inf, 0.0)
+    with np.errstate(over="ignore"):
+        if eps <= 700.0:
+            return q * math.exp(eps)
+        half = math.exp(0.5 * eps)
+        return (q * half) * half
+
+
 def _hockey_terms(p: np.ndarray, q: np.ndarray, eps: float) -> np.ndarray:
-    """The positive parts ``[p_y - e^eps q_y]_+`` computed without forming ``e^eps``."""
+    """The positive parts ``[p_y - e^eps q_y]_+`` (footnote 3 at eps = inf).
+
+    Each term is within ``7 u p_y`` of the exact one (``e^eps q`` carries 6u
+    relative error and only terms with ``e^eps q < p`` count), so a sum of m terms
+    is within ``(m + 7) u sum(p)``: callers round up by that.
+    """
     if math.isinf(eps):
         return np.where((p > 0) & (q == 0), p, 0.0)
-    llr = log_likelihood_ratios(p, q)
-    active = (p > 0) & (llr > eps)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        scaled = np.exp(eps + np.log(q))  # < p on active outcomes, so no overflow there
-    return np.where(active, np.maximum(p - np.where(active, scaled, 0.0), 0.0), 0.0)
+    return np.maximum(p - scaled_by_exp(q, eps), 0.0)
 
 
 def hockey_stick(p: Any, q: Any, epsilon: float = 0.0) -> float:
@@ -68,8 +87,13 @@ def hockey_stick(p: Any, q: Any, epsilon: float = 0.0) -> float:
     """
     p, q = _pair(p, q)
     eps = check_epsilon(epsilon)
-    val = float(_hockey_terms(p, q, eps).sum())
-    return round_up(val, p.size + 3, scale=float(p.sum()) if val else 0.0, upper=1.0)
+    terms = _hockey_terms(p, q, eps)
+    val = float(terms.sum())
+    # a term that should be positive may have rounded to 0 only if p_y <= e^eps q_y (1 + 6u);
+    # at eps = 0 the scaling is exact and float subtraction never flips a sign
+    slack = 0.0 if eps == 0.0 else 8 * 2.0**-53
+    near = float(p[(p > 0) & (p >= scaled_by_exp(q, eps) * (1 - slack)) & (terms > 0 if eps == 0.0 else True)].sum())
+    return round_up(val, p.size + 9, scale=near, upper=1.0)
 
 
 def total_variation(p: Any, q: Any) -> float:
@@ -126,7 +150,10 @@ def hockey_stick_curve(p: Any, q: Any, epsilons: Any) -> np.ndarray:
     With the outcomes sorted by decreasing ``log(p_y/q_y)``, the divergence at
     eps is ``P_k - e^eps Q_k`` where ``P_k, Q_k`` are prefix sums over the k
     outcomes whose ratio exceeds eps: O(m log m + len(epsilons) log m) in all.
-    Each value is rounded up by the error bound of a length-m sum.
+    Each value is rounded up by the error bound of a length-m sum plus the error
+    of the computed log-ratios, which can misplace outcomes whose ratio lies
+    within ``u (eps + 2 max |log p|, |log q|)`` of eps (each such outcome moves
+    the value by at most that fraction of its mass).
 
     Examples
     --------
@@ -153,7 +180,15 @@ def _curve_from_sorted(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndar
     k = np.searchsorted(-llr_sorted, -eps, side="left")
     k = np.where(np.isinf(eps), np.count_nonzero(np.isposinf(llr_sorted)), k)
     Pk, Qk = P[k], Q[k]
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        cq = np.where(Qk > 0, np.exp(eps + np.log(np.where(Qk > 0, Qk, 1.0))), 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        half = np.exp(0.5 * np.where(np.isfinite(eps), eps, 0.0))
+        cq = (Qk * half) * half  # e^eps Q_k with relative error <= 6u, as in scaled_by_exp
+    cq = np.where(np.isinf(eps), np.where(Qk > 0, np.inf, 0.0), cq)
     vals = np.maximum(Pk - cq, 0.0)
-    return round_up_array(vals, p.size + 3, scale=np.where(vals > 0, Pk, 0.0), upper=1.0)
+    finite_logs = np.abs(np.concatenate((np.log(p[keep]), np.log(q[keep & (q > 0)]))))
+    log_ops = int(np.ceil(2 * finite_logs.max(initial=0.0))) + 8
+    eps_ops = np.where(np.isfinite(eps), np.ceil(np.abs(np.where(np.isfinite(eps), eps, 0.0))), 0.0)
+    ops = p.size + 9 + log_ops + eps_ops
+    size = np.maximum(Pk, vals)
+    bumped = np.nextafter(vals + size * (ops + 2) * 2.0**-53, np.inf)
+    return np.minimum(np.where(size > 0, bumped, vals), 1.0)

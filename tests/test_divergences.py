@@ -51,7 +51,8 @@ def test_tv_is_half_l1_and_rounded_up(P):
     ([1.0, 0.0], [1.0, 0.0], 0.0, 0.0),
 ], ids=["tv", "eps=ln2", "eps=ln3", "footnote3", "equal"])
 def test_hockey_stick_values(p, q, eps, expected):
-    assert hockey_stick(p, q, eps) == pytest.approx(expected, rel=0, abs=1e-15)
+    # upward rounding adds at most (m + 11) u times the mass involved
+    assert expected <= hockey_stick(p, q, eps) <= expected + 1e-14
 
 
 def test_hockey_stick_large_epsilon_and_tiny_probabilities():
@@ -71,7 +72,7 @@ def test_curve_matches_pointwise(P, eps_list):
     curve = hockey_stick_curve(p, q, eps_list + [math.inf])
     point = [hockey_stick(p, q, e) for e in eps_list + [math.inf]]
     # both are upward-rounded evaluations of the same sum; they agree to the rounding slack
-    np.testing.assert_allclose(curve, point, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(curve, point, rtol=0, atol=1e-12)  # curve also covers log-ratio error
     assert np.all(np.diff(curve[np.argsort(eps_list + [math.inf])]) <= 1e-15)
 
 
