@@ -10,7 +10,8 @@ curve.
 Soundness conventions (every constructor below follows them):
 
 * every ``delta`` returned is an upper bound of the exact value, rounded UP past
-  its floating-point error; a value is 0 only when the exact value is 0;
+  its floating-point error; a value is 0 only when the exact value is 0 (for
+  ``from_callable``, the user's values are taken as given);
 * every ``epsilon`` returned is rounded UP: ``profile.epsilon(d)`` is the upper
   end of a search bracket of width at most ``bisection_atol + bisection_rtol * eps``
   (``BISECTION_ATOL``, ``BISECTION_RTOL``), and it always satisfies
@@ -30,9 +31,9 @@ import networkx as nx
 import numpy as np
 from scipy.special import log_ndtr
 
-from ._logmath import round_up, round_up_array
+from ._logmath import round_up_array
 from ._tolerances import BISECTION_ATOL, BISECTION_RTOL, UNIT_ROUNDOFF
-from ._validation import check_delta, check_epsilon, check_int, check_positive, check_real
+from ._validation import check_delta, check_epsilon, check_int, check_positive
 from .errors import InvalidMechanismError, InvalidParameterError
 from .operators import MarkovOperator
 
@@ -115,6 +116,10 @@ class PrivacyProfile:
     for a finite mechanism). ``exact`` is True when the curve is the exact profile of
     some mechanism (then a bound derived from it pointwise is attained), False when it
     is only an upper bound.
+
+    The low-level ``__init__`` takes ``evaluate``, a function mapping a 1-D float array
+    of eps (all below ``pure_epsilon``; ``inf`` possible when ``pure_epsilon`` is) to
+    rounded-up deltas in [0, 1]; answers for ``eps >= pure_epsilon`` are 0 without calling it.
     """
 
     __slots__ = ("_evaluate", "name", "source", "exact", "_pure_epsilon", "_dp_points", "_memo")
@@ -133,6 +138,9 @@ class PrivacyProfile:
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable (cannot set {key!r})")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable (cannot delete {key!r})")
 
     def __repr__(self) -> str:
         kind = "exact" if self.exact else "upper bound"
@@ -421,10 +429,6 @@ class PrivacyProfile:
 # ---------------------------------------------------------------------------
 # exact profile of a finite mechanism
 
-def _label_str(label: Hashable) -> str:
-    return repr(label)
-
-
 def neighbor_pairs(labels: Iterable[Hashable], neighbors: Any = None) -> np.ndarray:
     """Index pairs ``(i, j)`` of neighbouring inputs, both directions, sorted, no self-pairs.
 
@@ -595,10 +599,11 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     library logarithms); an outcome on the wrong
     side of eps changes the sum by at most ``2 llr_err M_u(y)``, so the mass of the outcomes
     whose computed ratio is within ``llr_err`` of eps is added with that weight. Partial sums
-    are inflated by ``(m + 4) u`` relative, ``e^eps Q_k`` deflated by
-    ``u (2 eps + 10 |log Q_k| + m + 16)`` relative (it is computed as ``exp(eps + log Q_k)``). ``pure_epsilon`` is the largest computed
-    finite log-ratio plus ``llr_err`` (0 when all compared rows are equal, inf when a support
-    differs); delta is 0 from there on.
+    are inflated by ``(m + 4) u`` relative, ``e^eps Q_k`` (computed as ``exp(eps + log Q_k)``)
+    deflated by ``u (2 eps + 10 |log Q_k| + m + 16)`` relative, and the maximum over pairs is
+    rounded up once more. ``pure_epsilon`` is the largest computed finite log-ratio plus
+    ``2 llr_err`` (0 when all compared rows are equal, inf when a support differs); delta is 0
+    from there on.
 
     Examples
     --------

@@ -293,6 +293,8 @@ def test_repr_and_immutability():
     assert "ExactProfile" in repr(privacy_profile(_rr_matrix(2, 1.0)))
     with pytest.raises(AttributeError, match="immutable"):
         prof.name = "x"
+    with pytest.raises(AttributeError, match="immutable"):
+        del prof.name
     with pytest.raises(AttributeError):
         DP(1.0).epsilon = 2.0
 
