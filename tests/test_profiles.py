@@ -18,6 +18,7 @@ from chainamp.errors import InvalidMechanismError, InvalidOperatorError, Invalid
 from chainamp._tolerances import BISECTION_ATOL, BISECTION_RTOL
 from chainamp.operators import MarkovOperator
 from chainamp.profiles import DP, ExactProfile, PrivacyProfile, neighbor_pairs, privacy_profile
+from conftest import krr_matrix, stochastic_matrices
 
 EPS_GRID = [0.0, 0.05, 0.3, 0.7, 1.0, 1.5, 2.5, 4.0]
 
@@ -100,15 +101,10 @@ def test_gaussian_large_epsilon_finite_and_positive():
 
 
 # ----------------------------------------------------------------------------- randomized response
-def _rr_matrix(k, eps):
-    keep = math.exp(eps) / (math.exp(eps) + k - 1)
-    return np.full((k, k), (1 - keep) / (k - 1)) + np.eye(k) * (keep - (1 - keep) / (k - 1))
-
-
 @pytest.mark.parametrize("k,eps", [(2, 0.5), (3, 1.0), (5, 2.0), (10, 0.1)], ids=["k2", "k3", "k5", "k10"])
 def test_randomized_response_closed_form_matches_matrix(k, eps):
     closed = PrivacyProfile.randomized_response(k, eps)
-    exact = privacy_profile(_rr_matrix(k, eps))
+    exact = privacy_profile(krr_matrix(k, eps))
     grid = np.linspace(0.0, eps * 1.5, 31)
     # both are upper bounds of the same exact value; they agree to rounding (1e-12)
     np.testing.assert_allclose(closed.delta(grid), exact.delta(grid), rtol=0, atol=1e-12)
@@ -186,6 +182,17 @@ def test_privacy_profile_matches_double_loop(seed):
     assert isinstance(prof, ExactProfile) and prof.exact
 
 
+@settings(max_examples=40, deadline=None)
+@given(P=stochastic_matrices(max_n=4, max_m=5), eps=st.floats(0.0, 8.0))
+def test_privacy_profile_matches_double_loop_property(P, eps):
+    prof = privacy_profile(P)
+    n = P.shape[0]
+    ref = max(hockey_stick(P[i], P[j], eps) for i in range(n) for j in range(n) if i != j)
+    assert prof.delta(eps) == pytest.approx(ref, abs=1e-12)  # two rounded-up bounds of one value
+    u, v = prof.witness(eps)
+    assert hockey_stick(P[u], P[v], eps) == pytest.approx(prof.delta(eps), abs=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(4), ids=[f"seed{s}" for s in range(4)])
 def test_privacy_profile_never_below_exact_value(seed):
     # Soundness against 50-digit arithmetic, including eps exactly at a log-likelihood ratio.
@@ -238,7 +245,7 @@ def test_identical_rows_and_disjoint_supports():
 
 
 def test_exact_profile_epsilon_inverse_and_large_eps():
-    prof = privacy_profile(_rr_matrix(3, 1.0))
+    prof = privacy_profile(krr_matrix(3, 1.0))
     d = prof.delta(0.5)
     e = prof.epsilon(d)
     assert prof.delta(e) <= d and e == pytest.approx(0.5, abs=1e-6)
@@ -269,7 +276,7 @@ def test_epsilon_is_a_sound_inverse(i, d):
         assert prof.delta(4096.0) > d
 
 
-@pytest.mark.parametrize("prof", _PROFILES + [privacy_profile(_rr_matrix(3, 0.8))],
+@pytest.mark.parametrize("prof", _PROFILES + [privacy_profile(krr_matrix(3, 0.8))],
                          ids=["laplace", "gaussian", "rr", "points", "dp", "callable", "exact"])
 def test_profiles_are_non_increasing_and_in_range(prof):
     grid = np.concatenate([np.linspace(0.0, 5.0, 101), [50.0, 700.0, math.inf]])
@@ -290,7 +297,7 @@ def test_from_callable_vectorized_and_pure():
 def test_repr_and_immutability():
     prof = PrivacyProfile.laplace(1.0)
     assert "Laplace" in repr(prof) and "exact" in repr(prof)
-    assert "ExactProfile" in repr(privacy_profile(_rr_matrix(2, 1.0)))
+    assert "ExactProfile" in repr(privacy_profile(krr_matrix(2, 1.0)))
     with pytest.raises(AttributeError, match="immutable"):
         prof.name = "x"
     with pytest.raises(AttributeError, match="immutable"):
@@ -344,7 +351,7 @@ def test_dp_validation(args, err, match):
      "bisection_rtol must be >= 0"),
     (lambda: privacy_profile([[0.5, 0.6], [0.5, 0.5]]), InvalidOperatorError, "sum"),
     (lambda: privacy_profile([[1.0, 0.0]]), InvalidMechanismError, "empty"),
-    (lambda: privacy_profile(_rr_matrix(2, 1.0)).witness(-1.0), InvalidParameterError, "epsilon"),
+    (lambda: privacy_profile(krr_matrix(2, 1.0)).witness(-1.0), InvalidParameterError, "epsilon"),
 ], ids=["points-empty", "points-bad", "points-type", "points-delta", "callable-type", "callable-name",
         "callable-pure", "callable-range", "callable-shape", "laplace-scale", "laplace-sens",
         "gauss-sigma", "rr-k", "rr-k-type", "rr-eps", "delta-neg", "delta-nan", "delta-arr-neg",
