@@ -567,8 +567,15 @@ def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
         off = I != J
         I, J = I[off], J[off]
         v, dropped = np.full(I.size, math.inf), -math.inf
+    return _resolve(prep, I, J, v, err, dropped, eps)[:3]
+
+
+def _resolve(prep: _Prep, I, J, v, err: float, dropped: float, eps: float):
+    """Exact re-evaluation of candidates sorted by decreasing approximate value ``v``
+    (see :func:`_max_hockey`). Returns (gamma, x, x', evaluated I, J, upper bounds)."""
     best_up, best_low, bi, bj = -1.0, -1.0, int(I[0]), int(J[0])
     pos, step = 0, 256
+    done_I, done_J, done_up = [], [], []
     while pos < I.size:
         if v[pos] + err < best_low:
             break  # no remaining candidate can be the maximiser
@@ -581,11 +588,93 @@ def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
             best_up, bi, bj = float(ups[k]), int(I[sl][k]), int(J[sl][k])
         # a lower bound on the true value: the computed value minus its error allowance
         best_low = max(best_low, float(np.max(vals - (ups - vals))))
+        done_I.append(I[sl]), done_J.append(J[sl]), done_up.append(ups)
         pos, step = sl.stop, step * 2
     rest = max(float(v[pos]) if pos < I.size else -math.inf, dropped)
     if rest + err >= best_low and rest > -math.inf:
         best_up = max(best_up, _up(rest + err, 0.0))
-    return min(max(best_up, 0.0), 1.0), bi, bj
+    cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=int))
+    return min(max(best_up, 0.0), 1.0), bi, bj, cat(done_I), cat(done_J), cat(done_up)
+
+
+def _approx_matrix(prep: _Prep, c: float, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """L1-form approximation of ``D_c(K_x || K_x')`` on the grid rows x cols (diagonal -inf)."""
+    data, sums, b = prep.data, prep.sums, prep.block
+    Q = _rows(data, cols)
+
+    def block(a):
+        r = rows[a:a + b]
+        L = _l1_block(_rows(data, r) * (1.0 / c), Q) * c if c != 1.0 else _l1_block(_rows(data, r), Q)
+        v = 0.5 * (L + (sums[r, None] - c * sums[None, cols]))
+        v[r[:, None] == cols[None, :]] = -math.inf
+        return v
+
+    starts = range(0, rows.size, b)
+    if len(starts) > 1 and _WORKERS > 1:
+        with ThreadPoolExecutor(_WORKERS) as pool:
+            return np.vstack(list(pool.map(block, starts)))
+    return np.vstack([block(a) for a in starts])
+
+
+#: Largest n for which dobrushin_curve keeps an n x n matrix of upper bounds across eps.
+_CURVE_MAX_N = 3000
+
+
+def _curve_values(prep: _Prep, eps_sorted: np.ndarray) -> np.ndarray:
+    """gamma at each eps (ascending, distinct), reusing bounds across eps.
+
+    ``D_{e^eps}`` is non-increasing in eps, so an upper bound ``V[x, x']`` computed at
+    one eps holds at every larger eps. At a new eps, the best few pairs by ``V`` are
+    evaluated exactly; their largest lower bound ``LB`` is below gamma(eps), so only pairs
+    with ``V >= LB`` can attain the maximum. Only the sub-grid of their rows and columns is
+    re-approximated (then resolved exactly as in :func:`_max_hockey`), and V is
+    tightened there. Same soundness argument as the single-eps path.
+    """
+    n = prep.n
+    out = np.empty(eps_sorted.size)
+    V = None
+    idx = np.arange(n)
+    for k, e in enumerate(eps_sorted):
+        e = float(e)
+        c = math.exp(e) if e <= 709.0 else math.inf
+        special = (n < 2 or prep.disjoint is not None or prep.ultra.identical or e >= _INF_EPS
+                   or (prep.ultra.shared and e >= prep.ultra.log_max))
+        err = _approx_error(prep, c) if math.isfinite(c) else math.inf
+        if special or err >= 0.05 or n > _CURVE_MAX_N:
+            out[k] = _max_hockey(prep, e)[0]
+            continue
+        rows = cols = idx
+        if V is not None:
+            top = np.argpartition(V.ravel(), -min(64, V.size))[-min(64, V.size):]
+            tI, tJ = np.divmod(top, n)
+            tI, tJ = tI[tI != tJ], tJ[tI != tJ]
+            vals, ups = _eval_pairs(prep.data, tI, tJ, e)
+            V[tI, tJ] = ups
+            lb = float(np.max(vals - (ups - vals))) if vals.size else -math.inf
+            aI, aJ = np.nonzero(V >= lb)
+            rows, cols = np.unique(aI), np.unique(aJ)
+            if rows.size * cols.size > 0.6 * n * n:
+                rows = cols = idx
+        v = _approx_matrix(prep, c, rows, cols)
+        if V is None:  # first evaluation: the full grid
+            V = v + err
+        else:
+            grid = np.ix_(rows, cols)
+            V[grid] = np.minimum(V[grid], v + err)
+        cap = _TIE_BUDGET if err <= 1e-10 else None
+        vmax = float(v.max())
+        ci, cj = np.nonzero(v >= vmax - 2 * err)
+        cv = v[ci, cj]
+        dropped = -math.inf
+        if cap is not None and cv.size > cap:
+            order = np.argpartition(-cv, cap)
+            dropped = float(cv[order[cap:]].max())
+            ci, cj, cv = ci[order[:cap]], cj[order[:cap]], cv[order[:cap]]
+        order = np.argsort(-cv, kind="stable")
+        gamma, _, _, dI, dJ, dU = _resolve(prep, rows[ci[order]], cols[cj[order]], cv[order], err, dropped, e)
+        V[dI, dJ] = np.minimum(V[dI, dJ], dU)
+        out[k] = gamma
+    return out
 
 
 def _check_block(block_size: Any) -> int | None:
@@ -721,7 +810,7 @@ def dobrushin_curve(K: MarkovOperator, epsilons: Any, *, inputs: Any = None,
     eps = _check_epsilons(epsilons)
     prep = _prepare(K, _check_block(block_size))
     uniq, back = np.unique(eps, return_inverse=True)
-    vals = np.array([_max_hockey(prep, float(e))[0] for e in uniq])
+    vals = _curve_values(prep, uniq)
     # monotone envelope: each value bounds the curve at every larger eps as well
     vals = np.minimum.accumulate(vals)
     return vals[back]
@@ -809,7 +898,7 @@ class LDPGuarantee:
         scalar = np.ndim(eps) == 0
         arr = _check_epsilons(eps, "eps")
         uniq, back = np.unique(arr, return_inverse=True)
-        vals = np.minimum.accumulate(np.array([_max_hockey(self._prep, float(e))[0] for e in uniq]))[back]
+        vals = np.minimum.accumulate(_curve_values(self._prep, uniq))[back]
         return float(vals[0]) if scalar else vals
 
     def epsilon_at(self, delta: float, *, xtol: float = 1e-9) -> float:
