@@ -78,8 +78,11 @@ class _Structure:
 
 
 def _structure(K: MarkovOperator) -> _Structure:
-    A = sp.csr_matrix(K.sparse, copy=True)
-    A.eliminate_zeros()
+    if K.is_sparse:
+        A = sp.csr_matrix(K._data, copy=True)
+        A.eliminate_zeros()  # products may store exact zeros; they are not edges
+    else:
+        A = sp.csr_matrix(K._data)
     n_comp, raw = csgraph.connected_components(A, directed=True, connection="strong")
     # relabel components in order of their smallest state, so results are deterministic
     first = np.full(n_comp, A.shape[0])
