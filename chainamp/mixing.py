@@ -532,6 +532,81 @@ def _approx_candidates(prep: _Prep, c: float, err: float, cap: int | None):
     return I[keep], J[keep], v[keep], dropped
 
 
+#: The enumeration path keeps three n x n accumulators: used for n up to this.
+_ENUM_MAX_N = 3000
+#: Above this cancellation bound of the L1 form, active terms are enumerated instead.
+_ENUM_ERR = 1e-7
+
+
+def _scaled_inv(p: np.ndarray, eps: float) -> np.ndarray:
+    """``e^-eps p`` with relative error <= 6u plus 2 ulps of the subnormal range."""
+    if eps <= 700.0:
+        return p * math.exp(-eps)
+    h = math.exp(-0.5 * eps)
+    return (p * h) * h
+
+
+def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int, int] | None:
+    """All ordered pairs at once by enumerating the ACTIVE terms only (large eps).
+
+    A term ``[K(x,y) - c K(x',y)]_+`` with ``K(x',y) > 0`` is positive only when
+    ``K(x',y) < K(x,y) / c``; sorting each column lists those x' for every x. The terms
+    with ``K(x',y) = 0`` are ``K @ [K == 0]^T``. Per-pair sums go through ``bincount``;
+    the threshold is relaxed by ``32u`` so every term that is, or could truly be,
+    positive is enumerated, and the bound of :func:`_hockey_rows` applies unchanged.
+    Returns None (caller falls back) when more than ``budget`` terms would be needed.
+    """
+    data, n, m = prep.data, prep.n, prep.m
+    if sp.issparse(data) or n > _ENUM_MAX_N:
+        return None
+    nn = n * n
+    val, near, cnt = np.zeros(nn), np.zeros(nn), np.zeros(nn)
+    total = 0
+    width = max(1, min(m, 2**20 // n))
+    for y0 in range(0, m, width):
+        blk = data[:, y0:y0 + width]
+        order = np.argsort(blk, axis=0, kind="stable")
+        srt = np.take_along_axis(blk, order, axis=0)
+        I_parts, J_parts, Y_parts = [], [], []
+        for t in range(blk.shape[1]):
+            w, col = srt[:, t], blk[:, t]
+            z = int(np.searchsorted(w, 0.0, side="right"))  # first positive entry
+            if z == n:
+                continue
+            rows = np.flatnonzero(col > 0)
+            thr = _scaled_inv(col[rows], eps) * (1.0 + 32 * _U) + 4 * _TINY
+            k = np.maximum(np.searchsorted(w, thr, side="left") - z, 0)
+            tot = int(k.sum())
+            if not tot:
+                continue
+            total += tot
+            if total > budget:
+                return None
+            starts = np.repeat(np.cumsum(k) - k, k)
+            I_parts.append(np.repeat(rows, k))
+            J_parts.append(order[z + np.arange(tot) - starts, t])
+            Y_parts.append(np.full(tot, y0 + t))
+        if not I_parts:
+            continue
+        I, J, Y = np.concatenate(I_parts), np.concatenate(J_parts), np.concatenate(Y_parts)
+        P, cQ = data[I, Y], _scaled(data[J, Y], eps)
+        idx = I * n + J
+        val += np.bincount(idx, weights=np.maximum(P - cQ, 0.0), minlength=nn)
+        close = P >= cQ * (1.0 - 8 * _U)
+        near += np.bincount(idx, weights=np.where(close, P, 0.0), minlength=nn)
+        cnt += np.bincount(idx, weights=close.astype(float), minlength=nn)
+    zero_cols = np.flatnonzero((data == 0).any(axis=0))
+    if zero_cols.size:  # terms with K(x', y) = 0: sums of non-negative products
+        sub = data[:, zero_cols]
+        val += (sub @ (sub == 0).T.astype(float)).ravel()
+    bound = val * (1.0 + (m + 2) * _U) + 8 * _U * near * (1.0 + (m + 2) * _U) + cnt * _TINY
+    bound = bound.reshape(n, n)
+    np.fill_diagonal(bound, -math.inf)
+    k = int(np.argmax(bound))
+    best = float(bound.flat[k])
+    return (min(math.nextafter(best, math.inf), 1.0) if best > 0 else 0.0), k // n, k % n
+
+
 def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
     """``max_{x != x'} D_{e^eps}(K_x || K_x')``, rounded up, and the pair attaining it.
 
@@ -557,6 +632,10 @@ def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
         return _max_inf(prep)
     c = math.exp(eps) if eps <= 709.0 else math.inf
     err = _approx_error(prep, c) if math.isfinite(c) else math.inf
+    if err > _ENUM_ERR:  # large eps: few terms are active, enumerate them (exact, no cancellation)
+        enumerated = _enumerate_hockey(prep, eps, budget=max(4 * n * prep.m, 2**20))
+        if enumerated is not None:
+            return enumerated
     if err < 0.05:
         cap = _TIE_BUDGET if err <= 1e-10 else None
         I, J, v, dropped = _approx_candidates(prep, c, err, cap)
@@ -640,7 +719,7 @@ def _curve_values(prep: _Prep, eps_sorted: np.ndarray) -> np.ndarray:
         special = (n < 2 or prep.disjoint is not None or prep.ultra.identical or e >= _INF_EPS
                    or (prep.ultra.shared and e >= prep.ultra.log_max))
         err = _approx_error(prep, c) if math.isfinite(c) else math.inf
-        if special or err >= 0.05 or n > _CURVE_MAX_N:
+        if special or err > _ENUM_ERR or n > _CURVE_MAX_N:
             out[k] = _max_hockey(prep, e)[0]
             continue
         rows = cols = idx
