@@ -1,8 +1,12 @@
 """Command-line interface: ``chainamp`` / ``python -m chainamp``.
 
 Presentation only: every command calls the public API and formats its result.
+Human-readable tables by default, ``--json`` for machines, ``--report out.html``
+or ``out.md`` for a standalone report with plots (:func:`chainamp.report.write_report`).
+
 Exit codes: 0 success (every claim certified, for ``audit``), 1 a claim not
-certified, 2 invalid input (one line on stderr, never a traceback).
+certified, 2 invalid input (one line on stderr naming the file, the field and
+the problem; never a traceback).
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,11 +26,50 @@ __all__ = ["main", "build_parser"]
 EXIT_OK, EXIT_CLAIM_FAILED, EXIT_INVALID = 0, 1, 2
 
 
+class _UsageError(Exception):
+    """A bad command-line value: reported like invalid input (exit 2)."""
+
+
+# --------------------------------------------------------------------------- output helpers
+def _num(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return ("inf" if v > 0 else "-inf") if math.isinf(v) else v
+    if isinstance(v, tuple):
+        return [_num(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return [_num(x) for x in v.tolist()]
+    return v
+
+
+def _emit(result: Any, args: argparse.Namespace, title: str | None = None) -> None:
+    """Print ``result`` as text or JSON, and write the ``--report`` file when asked."""
+    if getattr(args, "report", None):
+        _write_report(result, args.report, title)
+    print(json.dumps(result.to_dict(), indent=2, default=_num) if args.json else result)
+
+
+def _write_report(result: Any, path: str, title: str | None) -> None:
+    if not path.lower().endswith((".html", ".htm", ".md")):
+        raise _UsageError(f"--report: {path}: the file name must end in .html or .md")
+    try:
+        from .report import write_report
+    except ImportError as exc:  # pragma: no cover - the module ships with chainamp
+        raise _UsageError(f"--report: the report writer is not available ({exc})") from None
+    out = write_report(result, path, title=title)
+    print(f"report written to {out}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- demo
 def _demo(args: argparse.Namespace) -> int:
     import networkx as nx
 
     import chainamp as ca
     from chainamp import mechanisms
+
+    from ._table import text_table
 
     ops = {
         "5-ary randomized response, eps=1": mechanisms.randomized_response(5, 1.0),
@@ -37,8 +82,6 @@ def _demo(args: argparse.Namespace) -> int:
     for name, K in ops.items():
         rows.append([name, f"{K.shape[0]}x{K.shape[1]}", ca.dobrushin(K).gamma, ca.dobrushin(K, epsilon=1.0).gamma,
                      ca.doeblin(K).gamma, ca.ultra_mixing(K).gamma, ca.ldp_guarantee(K).epsilon])
-    from ._table import text_table
-
     print(text_table(["operator K", "shape", "Dobrushin", "(g,1)-Dobrushin", "Doeblin", "ultra-mixing", "LDP eps"],
                      rows, title="Mixing coefficients (Definition 1 of Balle et al. 2019)"))
     print()
@@ -46,115 +89,205 @@ def _demo(args: argparse.Namespace) -> int:
     print(ca.amplify(ca.DP(2.0), K))
     print()
     print(ca.amplify(mechanisms.randomized_response(5, 2.0), K))
+    print()
+    print("Next: chainamp audit datasets/two_stage_rr/pipeline.toml   (see chainamp audit --help)")
     return EXIT_OK
 
 
-def _load_matrix(path: str):
-    from . import io
+# --------------------------------------------------------------------------- coefficients
+@dataclass(frozen=True)
+class _CoefficientSummary:
+    """The four coefficients of one matrix with witnesses, its LDP level and chain analysis."""
 
-    return io.load_operator(path)
+    path: str
+    operator: Any
+    results: dict
+    ldp_epsilon: float
+    chain: Any
+
+    def _rows(self):
+        rows = []
+        for name, r in self.results.items():
+            if name == "doeblin":
+                wit = "omega = " + _short(r.witness) if r.witness is not None else "-"
+            elif name == "ultra_mixing":
+                wit = f"pair {r.pair!r}, output {r.output!r}, ratio {r.ratio:.6g}" if r.pair is not None else "-"
+            else:
+                wit = f"pair {r.pair!r}, test set {_short(r.test_set)}" if r.pair is not None else "-"
+            rows.append([name.replace("_", "-") if name != "hockey_stick" else f"(gamma, {r.epsilon:g})-Dobrushin",
+                         r.gamma, wit])
+        return rows
+
+    def __str__(self) -> str:
+        from ._table import text_table
+
+        out = text_table(["coefficient", "gamma", "witness"], self._rows(),
+                         title=f"{self.path}: {self.operator!r}")
+        out += f"\nK is {self.ldp_epsilon:.6g}-LDP (pure)"
+        if self.chain is not None:
+            out += "\n\n" + str(self.chain)
+        return out
+
+    def to_dict(self) -> dict:
+        res = {}
+        for name, r in self.results.items():
+            res[name] = {k: _num(getattr(r, k)) for k in ("gamma", "epsilon", "pair", "test_set", "output", "ratio",
+                                                           "method") if hasattr(r, k)}
+            if name == "doeblin":
+                res[name]["witness"] = None if r.witness is None else _num(np.asarray(r.witness))
+        out = {"file": self.path, "shape": list(self.operator.shape), "coefficients": res,
+               "ldp_epsilon": _num(self.ldp_epsilon), "chain": None}
+        if self.chain is not None:
+            c = self.chain
+            out["chain"] = {"irreducible": c.is_irreducible, "period": c.period, "aperiodic": c.is_aperiodic,
+                            "communicating_classes": len(c.communicating_classes),
+                            "recurrent_classes": len(c.recurrent_classes),
+                            "transient_states": len(c.transient_states),
+                            "spectral_gap": _num(c.spectral_gap), "relaxation_time": _num(c.relaxation_time),
+                            "stationary_distributions": _num(np.asarray(c.stationary_distributions))}
+        return out
+
+
+def _short(values, k: int = 6) -> str:
+    vals = [f"{v:.4g}" if isinstance(v, (float, np.floating)) else repr(v) for v in list(values)[:k]]
+    return "{" + ", ".join(vals) + (", ..." if len(values) > k else "") + "}"
 
 
 def _coefficients(args: argparse.Namespace) -> int:
     import chainamp as ca
 
-    K = _load_matrix(args.matrix)
-    eps = args.epsilon
-    res = {"dobrushin": ca.dobrushin(K), "doeblin": ca.doeblin(K), "ultra_mixing": ca.ultra_mixing(K)}
-    if eps is not None:
-        res["hockey_stick"] = ca.dobrushin(K, epsilon=eps)
-    ldp = ca.ldp_guarantee(K)
-    chain = ca.analyze_chain(K) if K.is_square else None
-    if args.json:
-        out = {name: _result_dict(r) for name, r in res.items()}
-        out["ldp_epsilon"] = _num(ldp.epsilon)
-        if chain is not None:
-            out["chain"] = {"irreducible": chain.irreducible, "period": _num(chain.period),
-                            "spectral_gap": _num(chain.spectral_gap)}
-        print(json.dumps(out, indent=2))
-        return EXIT_OK
-    from ._table import text_table
+    from ._progress import Progress
+    from .io import load_operator
 
-    rows = [[name, r.gamma, str(getattr(r, "pair", None) or "-"), str(getattr(r, "output", "") or "")]
-            for name, r in res.items()]
-    print(text_table(["coefficient", "gamma", "pair", "output"], rows, title=f"{args.matrix}: {K!r}"))
-    print(f"K is {ldp.epsilon:.6g}-LDP (pure)")
-    if chain is not None:
-        print()
-        print(chain)
+    K = load_operator(args.matrix)
+    with Progress("coefficients") as bar:
+        res = {"dobrushin": ca.dobrushin(K)}
+        if args.epsilon is not None:
+            bar.update("hockey-stick")
+            res["hockey_stick"] = ca.dobrushin(K, epsilon=args.epsilon)
+        bar.update("Doeblin, ultra-mixing")
+        res["doeblin"], res["ultra_mixing"] = ca.doeblin(K), ca.ultra_mixing(K)
+        ldp = ca.ldp_guarantee(K)
+        bar.update("chain analysis")
+        chain = ca.analyze_chain(K) if K.is_square and K.inputs == K.outputs else None
+    _emit(_CoefficientSummary(args.matrix, K, res, ldp.epsilon, chain), args, title=f"coefficients of {args.matrix}")
     return EXIT_OK
 
 
-def _num(v):
-    if isinstance(v, (float, np.floating)) and math.isinf(v):
-        return "inf"
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating,)):
-        return float(v)
-    return v
-
-
-def _result_dict(r) -> dict:
-    out = {}
-    for k in ("gamma", "epsilon", "pair", "output", "ratio", "test_set", "method", "source"):
-        if hasattr(r, k):
-            v = getattr(r, k)
-            out[k] = [_num(x) for x in v] if isinstance(v, tuple) else _num(v)
-    return out
-
-
+# --------------------------------------------------------------------------- amplify
 def _amplify(args: argparse.Namespace) -> int:
     import chainamp as ca
 
-    K = [_load_matrix(p) for p in args.operator]
-    report = ca.amplify(ca.DP(args.epsilon, args.delta), K if len(K) > 1 else K[0])
-    print(json.dumps(report.to_dict(), indent=2) if args.json else report)
+    from ._progress import Progress
+    from .io import load_operator
+
+    ops = [load_operator(p) for p in args.operator]
+    try:
+        mech = ca.DP(args.epsilon, args.delta)
+    except (TypeError, ValueError) as exc:
+        raise _UsageError(f"--epsilon/--delta: {exc}") from None
+    with Progress("amplify") as bar:
+        if args.steps:
+            bar.update(f"{len(ops)} steps")
+            result = ca.amplify_steps(mech, ops, delta=args.target_delta)
+        else:
+            result = ca.amplify(mech, ops if len(ops) > 1 else ops[0], delta=args.target_delta)
+    _emit(result, args)
     return EXIT_OK
+
+
+# --------------------------------------------------------------------------- audit
+def _audit(args: argparse.Namespace) -> int:
+    from ._progress import Progress
+    from .io import audit, load_pipeline
+
+    pipeline = load_pipeline(args.pipeline)
+    with Progress(f"auditing {args.pipeline}") as bar:
+        result = audit(pipeline, progress=bar.update)
+    _emit(result, args, title=pipeline.name or None)
+    return EXIT_OK if result.ok else EXIT_CLAIM_FAILED
+
+
+# --------------------------------------------------------------------------- parser
+def _fmt() -> type:
+    return argparse.RawDescriptionHelpFormatter
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     p = argparse.ArgumentParser(
-        prog="chainamp",
+        prog="chainamp", formatter_class=_fmt(),
         description="Certified privacy amplification by stochastic post-processing.",
-        epilog="example: chainamp amplify --epsilon 2 --delta 1e-6 K.csv")
-    sub = p.add_subparsers(dest="command", required=True)
+        epilog="examples:\n  chainamp demo\n  chainamp audit datasets/two_stage_rr/pipeline.toml\n"
+               "  chainamp coefficients K.csv --epsilon 1\n  chainamp amplify --epsilon 2 --delta 1e-6 K.csv\n\n"
+               "exit codes: 0 success, 1 a claim is not certified (audit), 2 invalid input")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def outputs(sp, report: bool = True):
+        sp.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+        if report:
+            sp.add_argument("--report", metavar="FILE", help="also write a standalone report with plots "
+                                                             "(FILE ends in .html or .md)")
 
     d = sub.add_parser("demo", help="a short tour: coefficients of a few operators and two reports",
-                       description="Print the mixing coefficients of a few operators and two amplification reports.",
-                       epilog="example: chainamp demo")
+                       description="Print the mixing coefficients of a few operators and two amplification "
+                                   "reports.", formatter_class=_fmt(), epilog="example:\n  chainamp demo")
     d.set_defaults(func=_demo)
 
-    c = sub.add_parser("coefficients", help="the four coefficients of a matrix, with witnesses",
-                       description="Mixing coefficients (Definition 1) with witnesses and, for a square "
-                                   "matrix, the chain analysis.",
-                       epilog="example: chainamp coefficients K.csv --epsilon 1.0 --json")
-    c.add_argument("matrix", help="a CSV or NPY file holding a row-stochastic matrix")
+    au = sub.add_parser(
+        "audit", help="audit a pipeline file: certified bounds and a verdict per claim",
+        description="Read a pipeline file (TOML, format chainamp-pipeline/1, see docs/pipeline-format.md), "
+                    "certify (epsilon', delta') for its post-processing of the input mechanism, and check "
+                    "each claim. Exit 0 when every claim is certified, 1 when one is not, 2 on invalid input.",
+        formatter_class=_fmt(),
+        epilog="example:\n  chainamp audit datasets/rappor/pipeline.toml --report rappor.html\n\n"
+               "a minimal pipeline file:\n"
+               '  format = "chainamp-pipeline/1"\n'
+               '  mechanism = {catalogue = "randomized_response", k = 4, epsilon = 2.0}\n'
+               "  [[steps]]\n"
+               '  catalogue = "randomized_response"\n  k = 4\n  epsilon = 1.0\n'
+               "  [[claims]]\n  epsilon = 0.6\n  delta = 1e-6")
+    au.add_argument("pipeline", help="the pipeline file (.toml); relative paths inside resolve against its folder")
+    outputs(au)
+    au.set_defaults(func=_audit)
+
+    c = sub.add_parser("coefficients", help="the four mixing coefficients of a matrix, with witnesses",
+                       description="Mixing coefficients (Definition 1 of Balle et al. 2019) with witnesses, the "
+                                   "pure LDP level and, for a square matrix, the chain analysis.",
+                       formatter_class=_fmt(), epilog="example:\n  chainamp coefficients K.csv --epsilon 1.0 --json")
+    c.add_argument("matrix", help="a CSV (comma-separated rows, # comments) or NPY file of a row-stochastic matrix")
     c.add_argument("--epsilon", type=float, default=None, help="also the (gamma, epsilon)-Dobrushin coefficient")
-    c.add_argument("--json", action="store_true", help="machine-readable output")
+    outputs(c)
     c.set_defaults(func=_coefficients)
 
-    a = sub.add_parser("amplify", help="certified (eps', delta') for K o M with M (eps, delta)-DP",
+    a = sub.add_parser("amplify", help="certified (eps', delta') for K o M with M a black-box (eps, delta)-DP",
                        description="Every certified bound for a black-box (epsilon, delta)-DP input followed by "
-                                   "the given operator(s), applied in order.",
-                       epilog="example: chainamp amplify --epsilon 2 --delta 1e-6 K1.csv K2.npy")
+                                   "the given operator(s), applied in order.", formatter_class=_fmt(),
+                       epilog="example:\n  chainamp amplify --epsilon 2 --delta 1e-6 K1.csv K2.npy\n"
+                              "  chainamp amplify --epsilon 1 --steps K.csv K.csv K.csv   # epsilon'(t)")
     a.add_argument("operator", nargs="+", help="CSV or NPY files of the post-processing operators, in order")
     a.add_argument("--epsilon", type=float, required=True, help="epsilon of the input mechanism")
     a.add_argument("--delta", type=float, default=0.0, help="delta of the input mechanism (default 0)")
-    a.add_argument("--json", action="store_true", help="machine-readable output")
+    a.add_argument("--target-delta", type=float, default=None, dest="target_delta",
+                   help="the delta' to report at (default: the input's delta)")
+    a.add_argument("--steps", action="store_true", help="report epsilon'(t) after each operator")
+    outputs(a)
     a.set_defaults(func=_amplify)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code."""
+    """Entry point; returns the exit code (argparse usage errors exit 2 through SystemExit)."""
     from .errors import ChainampError
 
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ChainampError, ValueError, TypeError, OSError) as exc:
-        print(f"chainamp {args.command}: error: {exc}", file=sys.stderr)
+    except (ChainampError, _UsageError, ValueError, TypeError, OSError) as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"chainamp {args.command}: error: {text}", file=sys.stderr)
         return EXIT_INVALID
+    except KeyboardInterrupt:
+        print(f"chainamp {args.command}: interrupted", file=sys.stderr)
+        return 130
