@@ -44,9 +44,16 @@ RAPPOR_MAX_BITS = 10
 _BITS = (0, 1)
 
 
-def _bit_channel(p0: float, p1: float) -> MarkovOperator:
-    """Binary channel: report 1 w.p. p0 when the bit is 0, w.p. p1 when it is 1 (labels 0, 1)."""
-    return MarkovOperator([[1.0 - p0, p0], [1.0 - p1, p1]], _BITS, _BITS)
+def _bit_channel(p0: float, p1: float, *, not_p0: float | None = None,
+                 not_p1: float | None = None) -> MarkovOperator:
+    """Binary channel: report 1 w.p. p0 when the bit is 0, w.p. p1 when it is 1 (labels 0, 1).
+
+    ``not_p0`` / ``not_p1`` give ``1 - p0`` / ``1 - p1`` when they are known more accurately
+    than the subtraction (``expit(-eps)`` rather than ``1 - expit(eps)``, which is 0 for eps > 37).
+    """
+    r0 = 1.0 - p0 if not_p0 is None else not_p0
+    r1 = 1.0 - p1 if not_p1 is None else not_p1
+    return MarkovOperator([[r0, p0], [r1, p1]], _BITS, _BITS)
 
 
 # ------------------------------------------------------------ randomized response
@@ -71,8 +78,8 @@ def binary_randomized_response(epsilon: float) -> MarkovOperator:
     [[0.75, 0.25], [0.25, 0.75]]
     """
     eps = check_epsilon(epsilon, allow_inf=False)
-    keep = float(expit(eps))
-    return _bit_channel(1.0 - keep, keep)
+    keep, flip = float(expit(eps)), float(expit(-eps))
+    return _bit_channel(flip, keep, not_p0=keep, not_p1=flip)
 
 
 def randomized_response(k: int, epsilon: float, labels: Sequence[Hashable] | None = None) -> MarkovOperator:
@@ -368,8 +375,8 @@ def symmetric_unary_encoding(epsilon: float) -> MarkovOperator:
     [[0.75, 0.25], [0.25, 0.75]]
     """
     eps = check_epsilon(epsilon, allow_inf=False)
-    p = float(expit(eps / 2.0))
-    return _bit_channel(float(expit(-eps / 2.0)), p)
+    p, q = float(expit(eps / 2.0)), float(expit(-eps / 2.0))
+    return _bit_channel(q, p, not_p0=p, not_p1=q)
 
 
 def optimized_unary_encoding(epsilon: float) -> MarkovOperator:
@@ -393,7 +400,7 @@ def optimized_unary_encoding(epsilon: float) -> MarkovOperator:
     [[0.75, 0.25], [0.5, 0.5]]
     """
     eps = check_epsilon(epsilon, allow_inf=False)
-    return _bit_channel(float(expit(-eps)), 0.5)
+    return _bit_channel(float(expit(-eps)), 0.5, not_p0=float(expit(eps)))
 
 
 # ------------------------------------------------------------ exponential mechanism
