@@ -12,12 +12,12 @@ Four functions, each drawing on a new figure or on the ``ax`` it is given:
   widths proportional to the transition probabilities).
 
 matplotlib is imported inside each function, so ``import chainamp`` never needs
-it. A new figure is a :class:`matplotlib.figure.Figure` that is *not*
-registered with pyplot: nothing accumulates in pyplot's figure list and
-nothing is shown. In a notebook the returned figure displays as the cell's
-value; elsewhere save it with ``fig.savefig(path)``, or pass ``ax=`` to draw on
-an Axes of your own (the Axes is returned then). No function calls
-``plt.show()``.
+it. A new figure is a :class:`matplotlib.figure.Figure` that pyplot has already
+closed: nothing accumulates in pyplot's figure list and nothing pops up. In a
+notebook the returned figure displays as the cell's value; elsewhere save it
+with ``fig.savefig(path)``, or pass ``ax=`` to draw on an Axes of your own (the
+Axes is returned then, e.g. from ``plt.subplots()`` before ``plt.show()``). No
+function calls ``plt.show()``.
 
 The curves drawn are the ones the report certifies: each source's ``delta'``
 at a grid of ``eps'`` values (a step source -- a finite set of certified pairs --
@@ -55,24 +55,29 @@ _EXACT_STYLE = {"color": "black", "lw": 2.2}
 _INPUT_STYLE = {"color": "0.45", "lw": 1.8, "ls": "--"}
 
 
-def _matplotlib():
-    """Import matplotlib lazily with a clear message naming the ``plot`` extra."""
+def _pyplot():
+    """Import matplotlib's pyplot lazily, with a clear message naming the ``plot`` extra."""
     try:
-        import matplotlib  # noqa: F401
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - message checked by monkeypatching the import
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
         raise ImportError(
             "chainamp plotting needs matplotlib, which is not installed: "
             "pip install 'chainamp[plot]' (or pip install matplotlib)") from exc
-    return Figure
+    return plt
 
 
 def _axes(ax, figsize):
-    """``(fig_or_None, ax)``: a new un-registered Figure with one Axes, or the caller's Axes."""
-    Figure = _matplotlib()
+    """``(fig_or_None, ax)``: a new Figure with one Axes, or the caller's Axes.
+
+    The figure is made by pyplot (which sets up the notebook display of figures)
+    and closed at once: pyplot forgets it, so figures do not accumulate and a
+    notebook shows the returned figure exactly once, as the cell's value.
+    """
+    plt = _pyplot()
     if ax is not None:
         return None, ax
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = plt.figure(figsize=figsize, layout="constrained")
+    plt.close(fig)
     return fig, fig.add_subplot()
 
 

@@ -98,6 +98,15 @@ def test_report_marks_where_delta_reaches_zero():
     assert markers and all(ln.get_marker() == "v" for ln in markers)
 
 
+def test_new_figures_are_closed_in_pyplot(dp_report):
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    fig = plot_report(dp_report, epsilons=[0.0, 1.0])
+    assert plt.get_fignums() == before  # closed at once: no pile-up, shown once in a notebook
+    assert fig.axes and fig.canvas is not None
+
+
 def test_report_on_given_axes_and_custom_grid(dp_report):
     fig = Figure()
     ax = fig.add_subplot()
@@ -210,7 +219,7 @@ def test_graph_validation(K, kwargs, err, match):
 ], ids=["operator", "graph"])
 def test_missing_matplotlib_names_the_extra(monkeypatch, fn, arg):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"needs matplotlib.*pip install 'chainamp\[plot\]'"):
         fn(arg)
 

@@ -123,7 +123,7 @@ def test_title_is_escaped(tmp_path, report):
 
 def test_without_matplotlib_the_report_says_so(tmp_path, report, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     text = write_report(report, tmp_path / "n.html").read_text()
     assert not _images(text)
     assert "plots omitted: chainamp plotting needs matplotlib" in text
