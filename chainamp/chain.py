@@ -490,9 +490,14 @@ def relaxation_time(K: MarkovOperator) -> float:
 
 
 # ------------------------------------------------------------------- summary
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ChainAnalysis:
-    """Structure and long-run summary of a finite chain (see :func:`analyze_chain`)."""
+    """Structure and long-run summary of a finite chain (see :func:`analyze_chain`).
+
+    ``periods`` is aligned with ``communicating_classes``; row r of the read-only array
+    ``stationary_distributions`` belongs to ``recurrent_classes[r]``. Compared by identity
+    (it holds an array).
+    """
 
     states: tuple
     communicating_classes: tuple
