@@ -554,57 +554,80 @@ def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int,
     with ``K(x',y) = 0`` are ``K @ [K == 0]^T``. Per-pair sums go through ``bincount``;
     the threshold is relaxed by ``32u`` so every term that is, or could truly be,
     positive is enumerated, and the bound of :func:`_hockey_rows` applies unchanged.
-    Returns None (caller falls back) when more than ``budget`` terms would be needed.
+    Returns None (caller falls back) when about more than ``budget`` terms would be
+    needed (estimated from a sample of columns: one term costs about as much as 128
+    entries of the L1 pass). The result is rounded up by ``(m + 2) u`` relatively plus
+    ``8u max_x sum K_x`` (the terms' own errors), so it may exceed the exact value by
+    about 1e-15.
     """
     data, n, m = prep.data, prep.n, prep.m
     if sp.issparse(data) or n > _ENUM_MAX_N:
         return None
-    nn = n * n
-    val, near, cnt = np.zeros(nn), np.zeros(nn), np.zeros(nn)
-    total = 0
     width = max(1, min(m, 2**20 // n))
-    for y0 in range(0, m, width):
-        blk = data[:, y0:y0 + width]
-        order = np.argsort(blk, axis=0, kind="stable")
-        srt = np.take_along_axis(blk, order, axis=0)
-        I_parts, J_parts, Y_parts = [], [], []
-        for t in range(blk.shape[1]):
-            w, col = srt[:, t], blk[:, t]
-            z = int(np.searchsorted(w, 0.0, side="right"))  # first positive entry
-            if z == n:
-                continue
-            rows = np.flatnonzero(col > 0)
-            thr = _scaled_inv(col[rows], eps) * (1.0 + 32 * _U) + 4 * _TINY
-            k = np.maximum(np.searchsorted(w, thr, side="left") - z, 0)
-            tot = int(k.sum())
-            if not tot:
-                continue
-            total += tot
-            if total > budget:
-                return None
-            starts = np.repeat(np.cumsum(k) - k, k)
-            I_parts.append(np.repeat(rows, k))
-            J_parts.append(order[z + np.arange(tot) - starts, t])
-            Y_parts.append(np.full(tot, y0 + t))
-        if not I_parts:
+
+    def columns():
+        """Per column: (values p, sorted column w, sorted row order, first positive z, rows, k)."""
+        for y0 in range(0, m, width):
+            blk = data[:, y0:y0 + width]
+            order = np.argsort(blk, axis=0, kind="stable")
+            srt = np.take_along_axis(blk, order, axis=0)
+            for t in range(blk.shape[1]):
+                w = srt[:, t]
+                z = int(np.searchsorted(w, 0.0, side="right"))  # first positive entry
+                if z == n:
+                    continue
+                rows = np.flatnonzero(blk[:, t] > 0)
+                thr = _scaled_inv(blk[rows, t], eps) * (1.0 + 32 * _U) + 4 * _TINY
+                k = np.maximum(np.searchsorted(w, thr, side="left") - z, 0)
+                yield blk[rows, t], w, order[:, t], z, rows, k
+
+    # cost estimate from a sample of columns (only decides the path, never the value)
+    sample = np.linspace(0, m - 1, min(m, 48)).astype(int)
+    cols = np.sort(data[:, sample], axis=0)
+    est = 0
+    for t, y in enumerate(sample):
+        p = data[data[:, y] > 0, y]
+        z = int(np.searchsorted(cols[:, t], 0.0, side="right"))
+        est += int(np.maximum(np.searchsorted(cols[:, t], _scaled_inv(p, eps), side="left") - z, 0).sum())
+    if est * m / sample.size > budget:
+        return None
+    nn = n * n
+    val = np.zeros(nn)
+    parts: list = []
+    pending = 0
+
+    def flush():
+        idx = np.concatenate([q[0] for q in parts])
+        P = np.concatenate([q[1] for q in parts])
+        cQ = _scaled(np.concatenate([q[2] for q in parts]), eps)
+        val[:] += np.bincount(idx, weights=np.maximum(P - cQ, 0.0), minlength=nn)
+        parts.clear()
+
+    for p, w, order, z, rows, k in columns():
+        tot = int(k.sum())
+        if not tot:
             continue
-        I, J, Y = np.concatenate(I_parts), np.concatenate(J_parts), np.concatenate(Y_parts)
-        P, cQ = data[I, Y], _scaled(data[J, Y], eps)
-        idx = I * n + J
-        val += np.bincount(idx, weights=np.maximum(P - cQ, 0.0), minlength=nn)
-        close = P >= cQ * (1.0 - 8 * _U)
-        near += np.bincount(idx, weights=np.where(close, P, 0.0), minlength=nn)
-        cnt += np.bincount(idx, weights=close.astype(float), minlength=nn)
+        pos = z + np.arange(tot) - np.repeat(np.cumsum(k) - k, k)
+        parts.append((np.repeat(rows, k) * n + order[pos], np.repeat(p, k), w[pos]))
+        pending += tot
+        if pending > 2**22:
+            flush()
+            pending = 0
+    if parts:
+        flush()
     zero_cols = np.flatnonzero((data == 0).any(axis=0))
     if zero_cols.size:  # terms with K(x', y) = 0: sums of non-negative products
         sub = data[:, zero_cols]
         val += (sub @ (sub == 0).T.astype(float)).ravel()
-    bound = val * (1.0 + (m + 2) * _U) + 8 * _U * near * (1.0 + (m + 2) * _U) + cnt * _TINY
-    bound = bound.reshape(n, n)
-    np.fill_diagonal(bound, -math.inf)
-    k = int(np.argmax(bound))
-    best = float(bound.flat[k])
-    return (min(math.nextafter(best, math.inf), 1.0) if best > 0 else 0.0), k // n, k % n
+    val = val.reshape(n, n)
+    np.fill_diagonal(val, -math.inf)
+    k = int(np.argmax(val))
+    i, j = divmod(k, n)
+    best = max(float(val[i, j]), 0.0)
+    # terms: 7u p each where (near-)active, so at most 8u s_x per pair in all, plus
+    # underflow (2**-1074 per term) and the (m + 2) u of the sums
+    slack = 8 * _U * float(prep.sums.max()) * (1.0 + (m + 2) * _U) + m * _TINY
+    return min(math.nextafter(best * (1.0 + (m + 2) * _U) + slack, math.inf), 1.0), i, j
 
 
 def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
@@ -633,7 +656,7 @@ def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
     c = math.exp(eps) if eps <= 709.0 else math.inf
     err = _approx_error(prep, c) if math.isfinite(c) else math.inf
     if err > _ENUM_ERR:  # large eps: few terms are active, enumerate them (exact, no cancellation)
-        enumerated = _enumerate_hockey(prep, eps, budget=max(4 * n * prep.m, 2**20))
+        enumerated = _enumerate_hockey(prep, eps, budget=max(n * n * prep.m // 128, 2**20))
         if enumerated is not None:
             return enumerated
     if err < 0.05:
