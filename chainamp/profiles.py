@@ -49,10 +49,8 @@ _TINY = 5e-324  # smallest positive double: a positive exact value rounds UP to 
 _EPS_SEARCH_MAX = 4096.0  # no finite eps beyond this is searched by PrivacyProfile.epsilon
 
 
-def _as_eps_array(epsilon: Any) -> tuple[np.ndarray, bool]:
-    """Validate eps (scalar or array, >= 0, inf allowed); return (1-D float array, was_scalar)."""
-    if np.ndim(epsilon) == 0:
-        return np.array([check_epsilon(epsilon if not isinstance(epsilon, np.ndarray) else epsilon[()])]), True
+def _as_eps_array(epsilon: Any) -> np.ndarray:
+    """Validate an array of eps (>= 0, inf allowed) and return it as a float ndarray."""
     try:
         arr = np.asarray(epsilon, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -61,7 +59,7 @@ def _as_eps_array(epsilon: Any) -> tuple[np.ndarray, bool]:
         raise InvalidParameterError("epsilon must not contain NaN")
     if np.any(arr < 0):
         raise InvalidParameterError(f"epsilon must be >= 0 (got {float(arr.min())!r})")
-    return arr, False
+    return arr
 
 
 @dataclass(frozen=True)
@@ -154,17 +152,20 @@ class PrivacyProfile:
         ``eps`` may be ``math.inf`` (then the limit ``delta(inf)``: the mass one
         neighbour puts where the other puts none).
         """
-        arr, scalar = _as_eps_array(epsilon)
-        if scalar and ("d", arr[0]) in self._memo:
-            return self._memo[("d", arr[0])]
+        if np.ndim(epsilon) == 0:  # scalar fast path (the amplifier calls this many times)
+            e = check_epsilon(epsilon[()] if isinstance(epsilon, np.ndarray) else epsilon)
+            key = ("d", e)
+            if key not in self._memo:
+                live = e < self._pure_epsilon or math.isinf(self._pure_epsilon)
+                self._remember(key, float(self._evaluate(np.array([e]))[0]) if live else 0.0)
+            return self._memo[key]
+        arr = _as_eps_array(epsilon)
         flat = arr.ravel()
         out = np.zeros(flat.shape)
         # eps >= pure_epsilon: delta is exactly 0 (an infinite pure_epsilon leaves every eps live)
         live = flat < self._pure_epsilon if math.isfinite(self._pure_epsilon) else np.ones(flat.shape, bool)
         if np.any(live):
             out[live] = self._evaluate(flat[live])
-        if scalar:
-            return self._remember(("d", arr[0]), float(out[0]))
         return out.reshape(arr.shape)
 
     def _remember(self, key: tuple, value: float) -> float:
@@ -513,11 +514,16 @@ class ExactProfile(PrivacyProfile):
             d = self._llr_err
             left_q = np.concatenate([-e, -(e + d), -(e - d)])
             right_q = np.concatenate([e, e + d, e - d])
-            L = np.empty((nrows, 3 * e.size), dtype=np.intp)
-            R = np.empty((nrows, 3 * e.size), dtype=np.intp)
-            for r in range(nrows):  # a[r] ascending: count(llr > t) = searchsorted(a, -t, "left")
-                L[r] = np.searchsorted(self._a[r], left_q, side="left")
-                R[r] = np.searchsorted(self._a[r], right_q, side="right")
+            # a[r] ascending: count(llr > t) = count(a < -t) = searchsorted(a, -t, "left")
+            if nrows * self._m * left_q.size <= 1 << 15:  # small: one broadcast comparison
+                L = np.count_nonzero(self._a[:, None, :] < left_q[None, :, None], axis=2)
+                R = np.count_nonzero(self._a[:, None, :] <= right_q[None, :, None], axis=2)
+            else:
+                L = np.empty((nrows, 3 * e.size), dtype=np.intp)
+                R = np.empty((nrows, 3 * e.size), dtype=np.intp)
+                for r in range(nrows):
+                    L[r] = np.searchsorted(self._a[r], left_q, side="left")
+                    R[r] = np.searchsorted(self._a[r], right_q, side="right")
             n = e.size
             vu[:, fin] = self._direction(self._pre_u, self._pre_v, L[:, :n], L[:, n:2 * n], L[:, 2 * n:], e)
             vv[:, fin] = self._direction(self._suf_v, self._suf_u, R[:, :n], R[:, n:2 * n], R[:, 2 * n:], e)
