@@ -445,7 +445,8 @@ def _approx_error(prep: _Prep, c: float) -> float:
     every rounding is relative to ``s_p + c s_q`` (terms, sum, row sums, scalings, and
     the one-ulp error of ``c = e^eps``), plus underflow of ``p / c``."""
     smax = float(prep.sums.max()) * (1.0 + 4 * _U)
-    return (2 * prep.m + 16) * _U * (1.0 + c) * smax + (prep.m + 2) * c * _TINY
+    # 1.25: headroom so that the float comparisons against +- err cannot cut a candidate
+    return 1.25 * ((2 * prep.m + 16) * _U * (1.0 + c) * smax + (prep.m + 2) * c * _TINY)
 
 
 #: Columns per cdist call: rows of this many doubles stay in the L1 cache (about 1.6x faster).
@@ -553,7 +554,7 @@ def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int,
     ``K(x',y) < K(x,y) / c``; sorting each column lists those x' for every x. The terms
     with ``K(x',y) = 0`` are ``K @ [K == 0]^T``. Per-pair sums go through ``bincount``;
     the threshold is relaxed by ``32u`` so every term that is, or could truly be,
-    positive is enumerated, and the bound of :func:`_hockey_rows` applies unchanged.
+    positive is enumerated (the others are truly 0).
     Returns None (caller falls back) when about more than ``budget`` terms would be
     needed (estimated from a sample of columns: one term costs about as much as 128
     entries of the L1 pass). The result is rounded up by ``(m + 2) u`` relatively plus
@@ -795,19 +796,29 @@ def dobrushin(K: MarkovOperator, epsilon: float = 0.0, *, inputs: Any = None, me
     give 1 for every eps (found by a mat-vec of one row's support against K); when all
     rows share one support and ``eps >= max log K(x,y)/K(x',y)`` every term vanishes
     (0); eps = inf (or >= 746, where ``e^eps q > 1`` for every stored q > 0) is
-    ``K @ [K == 0]^T``, a sum of non-negative terms. Otherwise the identity
-    ``D_c(p||q) = (||p - c q||_1 + sum p - c sum q) / 2`` gives every pair at once from
-    ``scipy.spatial.distance.cdist`` on row blocks (two threads), but with cancellation
-    error up to ``err ~ (2m + 16) u (1 + c)``. It is used only to FIND the pairs that can
-    be the maximiser (``v >= max v - 2 err``: a pair below that has a true value below
-    the true value of the pair with the largest ``v``), which are then recomputed term by
-    term (``[p_y - e^eps q_y]_+`` with ``e^eps`` split when it would overflow) and
-    rounded up by their own error bound. When ``err >= 0.05`` (large eps) every pair is
-    evaluated exactly by blocks. When many candidates tie within ``err <= 1e-10`` (e.g.
-    randomized response, where all pairs are equal), only 4096 of them are recomputed and
-    the rest are covered by ``max v + err``: the result is then at most ``2 err`` above
-    the exact value. The reported gamma is never below the true one and is capped at 1.
-    Extra memory is O(block x max(n, m)); no n x n x m array is formed.
+    ``K @ [K == 0]^T``, a sum of non-negative terms.
+
+    Fast path. The identity ``D_c(p||q) = (||p - c q||_1 + sum p - c sum q) / 2`` gives
+    every pair at once from ``scipy.spatial.distance.cdist`` on row blocks (two threads,
+    cdist releases the GIL; for c = 1 only the upper triangle), but with cancellation
+    error up to ``err = 1.25 (2m + 16) u (1 + c) max_x sum K_x``. It is used only to FIND
+    the pairs that can be the maximiser: a pair with ``v < max v - 2 err`` has a true
+    value below the true value of the pair with the largest ``v``. The candidates are
+    recomputed term by term (``[p_y - e^eps q_y]_+``, ``e^eps`` split when it would
+    overflow) and rounded up by their own error bound; the exact maximum of those,
+    rounded up, is returned. When more than 4096 candidates tie within
+    ``err <= 1e-10`` (e.g. randomized response, where all pairs are equal) the rest are
+    covered by ``max v + err``: the result is then at most ``2 err`` above exact.
+
+    Large eps (``err > 1e-7``): few terms ``K(x,y) > e^eps K(x',y)`` are active; when that
+    is cheaper than the L1 pass they are listed from each sorted column and summed per
+    pair (no cancellation; one n x n accumulator, n <= 3000). Otherwise the fast path
+    runs with its larger ``err``, or, when ``err >= 0.05``, every pair is evaluated
+    exactly by blocks.
+
+    Soundness: the reported gamma is never below the exact value for the stored matrix
+    (capped at 1). Extra memory is O(block x max(n, m)) besides the candidate lists and
+    the accumulator above; no n x n x m array is formed.
 
     Parameters
     ----------
@@ -1012,7 +1023,7 @@ class LDPGuarantee:
         (0.693147, True)
         """
         d = check_probability(delta, "delta")
-        tol = check_positive_small(xtol, "xtol")
+        tol = _check_xtol(xtol, "xtol")
         if self.delta(0.0) <= d:
             return 0.0
         if math.isfinite(self.epsilon):
@@ -1032,7 +1043,7 @@ class LDPGuarantee:
         return hi
 
 
-def check_positive_small(value: Any, name: str) -> float:
+def _check_xtol(value: Any, name: str) -> float:
     x = check_real(value, name)
     if not 0.0 < x < 1.0:
         raise InvalidParameterError(f"{name} must be in (0, 1) (got {x!r})")
