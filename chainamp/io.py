@@ -43,8 +43,11 @@ FORMAT = "chainamp-pipeline/1"
 
 #: Catalogue names a pipeline may use (``catalogue = "..."``), each a function of :mod:`chainamp.mechanisms`.
 CATALOGUE = ("binary_randomized_response", "randomized_response", "nu_randomized_response", "rappor_permanent",
-             "rappor_instantaneous", "rappor_pipeline", "rappor_bloom_filter", "symmetric_unary_encoding",
+             "rappor_instantaneous", "rappor_pipeline", "symmetric_unary_encoding",
              "optimized_unary_encoding", "exponential_mechanism")
+
+#: Catalogue entries that return several operators: the ``part`` key picks one (an attribute of the result).
+_PARTS = {"rappor_pipeline": ("mechanism", "permanent", "instantaneous", "one_report")}
 
 #: Black-box privacy profiles (``profile = "..."``) and their constructors on :class:`PrivacyProfile`.
 PROFILES = {"pure": "pure", "laplace": "laplace", "gaussian": "gaussian", "randomized_response": "randomized_response"}
@@ -614,22 +617,20 @@ def _catalogue(spec: dict, ctx: _Ctx, fld: str, reserved: set) -> tuple[MarkovOp
     available = [n for n in CATALOGUE if callable(getattr(mechanisms, n, None))]
     if not isinstance(name, str) or name not in available:
         raise ctx.error(f"{fld}.catalogue", f"unknown catalogue mechanism {name!r} (known: {', '.join(available)})")
-    params = {k: _plain(v) for k, v in spec.items() if k not in reserved}
+    params = {k: v for k, v in spec.items() if k not in reserved and k != "part"}
+    parts = _PARTS.get(name)
+    if parts is None and "part" in spec:
+        raise ctx.error(f"{fld}.part", f"only for {', '.join(_PARTS)} (catalogue {name!r} is one operator)")
+    part = spec.get("part") if parts else None
+    if parts and part not in parts:
+        raise ctx.error(f"{fld}.part", f"catalogue {name!r} needs part = one of {', '.join(parts)} (got {part!r})")
     op = _call(getattr(mechanisms, name), params, ctx, fld, f"catalogue {name!r}")
+    if part is not None:
+        op = getattr(op, part)
     if not isinstance(op, MarkovOperator):
         raise ctx.error(f"{fld}.catalogue", f"{name!r} did not return an operator")
     shown = ", ".join(f"{k}={v}" for k, v in params.items())
-    return op, f"{name}({shown})"
-
-
-def _plain(v: Any) -> Any:
-    """Nested TOML arrays of numbers become numpy arrays (e.g. a utility matrix); other values stay."""
-    if isinstance(v, list) and v and all(isinstance(r, list) for r in v):
-        try:
-            return np.array(v, dtype=float)
-        except (TypeError, ValueError):
-            return v
-    return v
+    return op, f"{name}({shown})" + (f".{part}" if part else "")
 
 
 def _graph_step(spec: dict, kind: str, ctx: _Ctx, fld: str) -> tuple[MarkovOperator, str]:
