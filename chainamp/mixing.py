@@ -935,9 +935,12 @@ class MixingConditions:
     """Which conditions of Definition 1 (Balle et al. 2019) hold at ``gamma``, with the coefficients.
 
     A condition holds when its rounded-up coefficient is ``<= gamma`` or when Lemma 9
-    derives it from one that does (ultra-mixing => Doeblin => Dobrushin and
-    (gamma, eps)-Dobrushin => gamma-Dobrushin, at the same gamma); ``implied`` names the
-    conditions obtained only through Lemma 9. ``hockey_stick`` is None without epsilon.
+    derives it from one that does, at the same gamma: ultra-mixing => Doeblin =>
+    Dobrushin => (gamma, eps)-Dobrushin. The last arrow is what ``D_{e^eps} <= TV``
+    proves (the proof of Lemma 9 words it the other way round, which is false: k-ary
+    randomized response is (0, eps)-Dobrushin at its own eps but not 0-Dobrushin), so
+    hockey-stick never implies Dobrushin here. ``implied`` names the conditions obtained
+    only through these implications. ``hockey_stick`` is None without epsilon.
     """
 
     gamma: float
@@ -974,10 +977,13 @@ def mixing_conditions(K: MarkovOperator, gamma: float, epsilon: float | None = N
     ult = ultra_mixing(K).gamma
     ultra_ok = ult <= g
     doeblin_ok = doe <= g or ultra_ok
-    hs_ok = None if hs is None else hs <= g
-    dob_ok = dob <= g or doeblin_ok or bool(hs_ok)
+    dob_ok = dob <= g or doeblin_ok
+    # D_{e^eps} <= TV: gamma-Dobrushin => (gamma, eps)-Dobrushin (never the converse)
+    hs_ok = None if hs is None else (hs <= g or dob_ok)
     implied = tuple(name for name, direct, final in (("doeblin", doe <= g, doeblin_ok),
-                                                     ("dobrushin", dob <= g, dob_ok)) if final and not direct)
+                                                     ("dobrushin", dob <= g, dob_ok),
+                                                     ("hockey_stick", hs is not None and hs <= g, bool(hs_ok)))
+                    if final and not direct)
     return MixingConditions(gamma=g, epsilon=eps, dobrushin=dob_ok, hockey_stick=hs_ok, doeblin=doeblin_ok,
                             ultra_mixing=ultra_ok, dobrushin_gamma=dob, hockey_stick_gamma=hs,
                             doeblin_gamma=doe, ultra_mixing_gamma=ult, implied=implied)

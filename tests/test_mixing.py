@@ -296,7 +296,7 @@ def test_footnote3_infinite_epsilon():
 @settings(max_examples=40, deadline=None)
 @given(stochastic_matrices(max_n=5, max_m=5), st.floats(0.0, 5.0))
 def test_lemma9_implications(A, eps):
-    """Figure 1: ultra-mixing => Doeblin => Dobrushin, (gamma, eps)-Dobrushin => gamma-Dobrushin."""
+    """Figure 1: ultra-mixing => Doeblin => Dobrushin => (gamma, eps)-Dobrushin (D_{e^eps} <= TV)."""
     K = MarkovOperator(A)
     dob, hs = dobrushin(K).gamma, dobrushin(K, eps).gamma
     doe, ult = doeblin(K).gamma, ultra_mixing(K).gamma
@@ -307,7 +307,7 @@ def test_lemma9_implications(A, eps):
         c = mixing_conditions(K, g, eps)
         assert not c.ultra_mixing or c.doeblin
         assert not c.doeblin or c.dobrushin
-        assert not c.hockey_stick or c.dobrushin
+        assert not c.dobrushin or c.hockey_stick
 
 
 @settings(max_examples=30, deadline=None)
@@ -386,6 +386,13 @@ def test_mixing_conditions_fields():
     assert c.ultra_mixing and c.doeblin and c.dobrushin and c.implied == ()
     tight = mixing_conditions(K, 0.3)  # Doeblin = Dobrushin = 0.3642 > 0.3; ultra 0.632
     assert not (tight.doeblin or tight.dobrushin or tight.ultra_mixing)
+    # (gamma, eps)-Dobrushin does NOT imply gamma-Dobrushin: k-RR at its own eps has
+    # hockey-stick coefficient 0 but TV coefficient 0.36 (the proof of Lemma 9 states the
+    # converse; only gamma-Dobrushin => (gamma, eps)-Dobrushin follows from D <= TV)
+    at_eps = mixing_conditions(K, 0.01, epsilon=1.0 + 1e-9)
+    assert at_eps.hockey_stick and not at_eps.dobrushin and not at_eps.doeblin
+    weak = mixing_conditions(K, 0.5, epsilon=0.0)
+    assert weak.dobrushin and weak.hockey_stick
     # Lemma 9 supplies Doeblin from ultra-mixing at a gamma equal to the ultra coefficient
     g = ultra_mixing(K).gamma
     assert mixing_conditions(K, g).doeblin
