@@ -367,14 +367,23 @@ class _Prep:
 
 
 def _probe_disjoint(data) -> tuple[int, int] | None:
-    """An ordered pair of inputs with disjoint supports, probing the row with the fewest
-    non-zeros and row 0 against all others (one sparse/dense mat-vec each)."""
+    """An ordered pair of inputs with disjoint supports, or None if none is found.
+
+    Row x overlaps at most ``S_x = sum_{y in supp x} #{x' : K(x', y) > 0}`` rows, so a
+    row with ``S_x < n`` surely has a disjoint partner; that row (else the row with the
+    fewest non-zeros, and row 0) is checked against all rows with one mat-vec each.
+    """
+    n = data.shape[0]
     if sp.issparse(data):
         data = _clean_sparse(data)
         nnz = np.diff(data.indptr)
+        pattern = sp.csr_matrix((np.ones(data.nnz), data.indices, data.indptr), shape=data.shape)
+        reach = np.asarray(pattern @ np.bincount(data.indices, minlength=data.shape[1]).astype(float)).ravel()
     else:
-        nnz = np.count_nonzero(data > 0, axis=1)
-    for i in dict.fromkeys([int(np.argmin(nnz)), 0]):
+        positive = data > 0
+        nnz = np.count_nonzero(positive, axis=1)
+        reach = positive @ np.count_nonzero(positive, axis=0).astype(float)
+    for i in dict.fromkeys([int(np.argmin(reach)), int(np.argmin(nnz)), 0]):
         supp = (_rows(data, [i])[0] > 0).astype(float)
         # sums of non-negative products: zero exactly when the supports are disjoint
         overlap = np.asarray(data @ supp).ravel()

@@ -268,6 +268,22 @@ def test_sparse_equals_dense():
     assert ldp_guarantee(ss).epsilon == ldp_guarantee(ds).epsilon
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_disjoint_pair_missed_by_probes(sparse):
+    """Rows 0 (full support) and 5 (fewest non-zeros) overlap every row, rows 1 and 2 are
+    disjoint: the general path must still report 1 with a disjoint witness."""
+    supports = [range(6), [0, 2, 3], [1, 4, 5], [0, 2, 4], [1, 3, 5], [0, 1]]
+    A = np.zeros((6, 6))
+    for i, supp in enumerate(supports):
+        A[i, list(supp)] = 1.0 / len(supp)
+    K = MarkovOperator(sp.csr_matrix(A) if sparse else A)
+    for eps in (0.0, 1.0, math.inf):
+        res = dobrushin(K, eps)
+        assert res.gamma == 1.0
+        i, j = res.pair
+        assert not set(supports[i]) & set(supports[j])
+
+
 def test_sparse_large_random_walk_short_circuits():
     """Random walk on a 100,000-node cycle: disjoint supports -> 1 for every eps, never densified."""
     K = MarkovOperator.random_walk(nx.cycle_graph(100_000), laziness=0.5)
