@@ -1,0 +1,242 @@
+"""Tests for the command line (in-process ``main`` with capsys, plus one subprocess ``--help``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chainamp.cli import EXIT_CLAIM_FAILED, EXIT_INVALID, EXIT_OK, build_parser, main
+
+HEAD = 'format = "chainamp-pipeline/1"\n'
+GOOD = HEAD + '''name = "two-stage"
+[mechanism]
+catalogue = "randomized_response"
+k = 3
+epsilon = 2.0
+[[steps]]
+catalogue = "randomized_response"
+k = 3
+epsilon = 1.0
+[[claims]]
+epsilon = 0.7
+'''
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def run(capsys, argv):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(err: str, *parts: str) -> None:
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for part in parts:
+        assert part in lines[0], (part, lines[0])
+
+
+# --------------------------------------------------------------------------- audit
+def test_audit_exit_0_with_tables(tmp_path, capsys):
+    code, out, err = run(capsys, ["audit", write(tmp_path, "p.toml", GOOD)])
+    assert code == EXIT_OK and err == ""
+    assert "pipeline: two-stage" in out and "certified bounds" in out and "all 1 claim(s) certified" in out
+
+
+def test_audit_exit_1_when_a_claim_is_not_certified(tmp_path, capsys):
+    code, out, _ = run(capsys, ["audit", write(tmp_path, "p.toml", GOOD + "[[claims]]\nepsilon = 0.1\n")])
+    assert code == EXIT_CLAIM_FAILED
+    assert "refuted" in out and "1 of 2 claim(s) NOT certified" in out
+
+
+def test_audit_json(tmp_path, capsys):
+    code, out, _ = run(capsys, ["audit", "--json", write(tmp_path, "p.toml", GOOD)])
+    data = json.loads(out)
+    assert code == EXIT_OK and data["ok"] is True
+    assert data["claims"][0]["status"] == "certified" and data["report"]["best"]["source"] == "exact"
+
+
+@pytest.mark.parametrize("suffix", ["html", "md"], ids=["html", "markdown"])
+def test_audit_report_file(tmp_path, capsys, suffix):
+    pytest.importorskip("matplotlib")
+    out_file = tmp_path / f"out.{suffix}"
+    code, out, err = run(capsys, ["audit", write(tmp_path, "p.toml", GOOD), "--report", str(out_file)])
+    assert code == EXIT_OK and "report written to" in err
+    text = out_file.read_text(encoding="utf-8")
+    assert "two-stage" in text and "certified" in text
+    if suffix == "html":
+        assert "data:image/png;base64" in text
+    else:
+        assert list(tmp_path.glob("out-plot-*.png"))
+
+
+def test_report_suffix_checked(tmp_path, capsys):
+    code, _, err = run(capsys, ["audit", write(tmp_path, "p.toml", GOOD), "--report", str(tmp_path / "r.pdf")])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, "--report", "r.pdf", ".html or .md")
+
+
+BAD_PIPELINES = [
+    ("malformed", HEAD + "[mechanism\n", "(syntax): not valid TOML"),
+    ("inconsistent", HEAD + "[mechanism]\nmatrix = [[1, 0, 0]]\n[[steps]]\nmatrix = [[1], [1]]\n",
+     "steps[0]: its 2 inputs"),
+    ("missing-matrix-file", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nfile = "K.csv"\n', "steps[0].file:"),
+    ("unknown-catalogue", HEAD + '[mechanism]\ncatalogue = "laplace"\n[[steps]]\nmatrix = [[1]]\n',
+     "mechanism.catalogue: unknown catalogue mechanism 'laplace'"),
+    ("wrong-type", HEAD + '[mechanism]\nepsilon = "two"\n[[steps]]\nmatrix = [[1]]\n',
+     "mechanism.epsilon: must be a number, got str"),
+]
+
+
+@pytest.mark.parametrize("text, expected", [b[1:] for b in BAD_PIPELINES], ids=[b[0] for b in BAD_PIPELINES])
+def test_audit_bad_input_exit_2_one_line(tmp_path, capsys, text, expected):
+    path = write(tmp_path, "bad.toml", text)
+    code, out, err = run(capsys, ["audit", path])
+    assert code == EXIT_INVALID and out == ""
+    assert_one_line_error(err, "chainamp audit: error:", path, expected)
+
+
+def test_audit_non_stochastic_csv_names_file_field_and_row(tmp_path, capsys):
+    write(tmp_path, "K.csv", "0.5,0.4\n0.5,0.5\n")
+    path = write(tmp_path, "p.toml", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nfile = "K.csv"\n')
+    code, _, err = run(capsys, ["audit", path])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, path, "steps[0].file", "K.csv", "row 0 sums to 0.9")
+
+
+def test_audit_missing_pipeline_file(tmp_path, capsys):
+    code, _, err = run(capsys, ["audit", str(tmp_path / "none.toml")])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, "none.toml: no such pipeline file")
+
+
+# --------------------------------------------------------------------------- coefficients
+@pytest.fixture
+def rr_csv(tmp_path) -> str:
+    return write(tmp_path, "K.csv", "# binary RR at log 3\n0.75,0.25\n0.25,0.75\n")
+
+
+def test_coefficients_text(capsys, rr_csv):
+    code, out, _ = run(capsys, ["coefficients", rr_csv, "--epsilon", "0.5"])
+    assert code == EXIT_OK
+    for word in ("dobrushin", "(gamma, 0.5)-Dobrushin", "doeblin", "ultra-mixing", "pair (0, 1)", "omega",
+                 "K is 1.09861-LDP", "irreducible", "spectral gap"):
+        assert word in out, word
+
+
+def test_coefficients_json_values(capsys, rr_csv):
+    code, out, _ = run(capsys, ["coefficients", rr_csv, "--json"])
+    data = json.loads(out)
+    c = data["coefficients"]
+    # binary RR with p = 3/4: Dobrushin = Doeblin = 1/2, ultra-mixing = 1 - 1/3, LDP eps = log 3
+    assert c["dobrushin"]["gamma"] == pytest.approx(0.5, abs=1e-12)
+    assert c["doeblin"]["gamma"] == pytest.approx(0.5, abs=1e-12) and c["doeblin"]["witness"] == [0.5, 0.5]
+    assert c["ultra_mixing"]["gamma"] == pytest.approx(2 / 3, abs=1e-12)
+    assert data["ldp_epsilon"] == pytest.approx(math.log(3), rel=1e-12)
+    assert data["chain"]["irreducible"] is True and data["chain"]["period"] == 1
+    assert code == EXIT_OK and "hockey_stick" not in c
+
+
+def test_coefficients_rectangular_npy_has_no_chain(tmp_path, capsys):
+    f = tmp_path / "K.npy"
+    np.save(f, np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]))
+    code, out, _ = run(capsys, ["coefficients", str(f), "--json"])
+    data = json.loads(out)
+    assert code == EXIT_OK and data["chain"] is None and data["coefficients"]["ultra_mixing"]["gamma"] == 1.0
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "K.csv: no such file"),
+    ("0.7,0.25\n0.25,0.75\n", "K.csv: K rows must sum to 1 within row_sum_atol=1e-09 (row 0 sums to 0.95)"),
+    ("a,b\n", "K.csv: not a readable numeric CSV matrix"),
+], ids=["missing", "non-stochastic", "non-numeric"])
+def test_coefficients_bad_matrix(tmp_path, capsys, content, expected):
+    path = tmp_path / "K.csv"
+    if content is not None:
+        path.write_text(content)
+    code, _, err = run(capsys, ["coefficients", str(path)])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, "chainamp coefficients: error:", expected)
+
+
+# --------------------------------------------------------------------------- amplify
+def test_amplify_one_and_several_operators(capsys, rr_csv):
+    code, out, _ = run(capsys, ["amplify", "--epsilon", "1", rr_csv])
+    assert code == EXIT_OK and "K o M with M = (1, 0)-DP" in out and "best:" in out
+    code, out, _ = run(capsys, ["amplify", "--epsilon", "1", "--delta", "1e-6", "--json", rr_csv, rr_csv])
+    data = json.loads(out)
+    assert code == EXIT_OK and data["operator_shape"] == [2, 2] and data["target_delta"] == 1e-6
+
+
+def test_amplify_steps_and_target_delta(capsys, rr_csv):
+    code, out, _ = run(capsys, ["amplify", "--epsilon", "1", "--steps", "--target-delta", "1e-3", "--json",
+                                rr_csv, rr_csv, rr_csv])
+    data = json.loads(out)
+    eps = [s["epsilon"] for s in data["steps"]]
+    assert code == EXIT_OK and len(eps) == 3 and eps[0] > eps[1] > eps[2] and data["delta"] == 1e-3
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--epsilon", "-1"], "--epsilon/--delta: epsilon must be >= 0"),
+    (["--epsilon", "1", "--delta", "2"], "--epsilon/--delta: delta must be in [0, 1]"),
+    (["--epsilon", "nan"], "--epsilon/--delta: epsilon must not be NaN"),
+], ids=["negative-epsilon", "delta-range", "nan"])
+def test_amplify_bad_numbers(capsys, rr_csv, argv, expected):
+    code, _, err = run(capsys, ["amplify", *argv, rr_csv])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, expected)
+
+
+def test_amplify_incompatible_operators(tmp_path, capsys, rr_csv):
+    wide = write(tmp_path, "W.csv", "1,0,0\n0,1,0\n")
+    code, _, err = run(capsys, ["amplify", "--epsilon", "1", wide, rr_csv])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, "cannot compose")
+
+
+# --------------------------------------------------------------------------- demo, help, usage
+def test_demo(capsys):
+    code, out, _ = run(capsys, ["demo"])
+    assert code == EXIT_OK and "Mixing coefficients" in out and "karate" in out and "best:" in out
+
+
+@pytest.mark.parametrize("command", ["audit", "coefficients", "amplify", "demo"])
+def test_every_command_has_help_with_an_example(capsys, command):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0 and "example" in out and f"chainamp {command}" in out
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["amplify", "K.csv"])  # --epsilon is required
+    assert info.value.code == EXIT_INVALID
+    assert "--epsilon" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main([])
+    assert info.value.code == EXIT_INVALID
+
+
+def test_parser_lists_all_commands():
+    text = build_parser().format_help()
+    for command in ("audit", "coefficients", "amplify", "demo"):
+        assert command in text
+
+
+def test_python_dash_m_help_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "chainamp", "--help"], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0 and "chainamp audit" in proc.stdout and proc.stderr == ""
