@@ -197,13 +197,24 @@ def plot_report(report, ax=None, epsilons=None):
 
 
 # --------------------------------------------------------------------------- steps
-def plot_steps(steps_report, ax=None):
+def plot_steps(steps_report, ax=None, label=None):
     """Certified ``eps'(t)`` over ``t`` post-processing steps, at the report's delta'.
 
+    Parameters
+    ----------
+    steps_report : StepsReport
+        From :func:`chainamp.amplify_steps`.
+    ax : matplotlib Axes, optional
+        Draw here (e.g. to overlay several reports: pass each its own ``label``).
+    label : str, optional
+        Legend entry of the curve (default ``"M = <mechanism>"``).
+
     Filled markers: coefficients of the formed product (exact); hollow markers:
-    coefficients bounded by composition (see :mod:`chainamp.steps`). A step
-    where nothing is certified (infinite epsilon) gets a cross on the top edge. The epsilon axis is logarithmic when
-    every value is positive and they span more than a factor 20.
+    coefficients bounded by composition (see :mod:`chainamp.steps`). A step where
+    nothing is certified (infinite epsilon) gets a cross on the top edge. The
+    epsilon axis is logarithmic when every value is positive and they span more
+    than a factor 20. The title and axis labels are set only on an Axes that has
+    none yet.
 
     Returns
     -------
@@ -214,17 +225,22 @@ def plot_steps(steps_report, ax=None):
     >>> from chainamp import DP, MarkovOperator, amplify_steps
     >>> steps = amplify_steps(DP(1.0), MarkovOperator([[0.75, 0.25], [0.25, 0.75]]), steps=3)
     >>> fig = plot_steps(steps)         # the same as steps.plot()
-    >>> fig.axes[0].get_lines()[0].get_xdata().tolist()
-    [1, 2, 3]
+    >>> fig.axes[0].get_lines()[0].get_xdata().tolist(), fig.axes[0].get_lines()[0].get_label()
+    ([1, 2, 3], 'M = (1, 0)-DP')
     """
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"label must be a str, got {type(label).__name__}")
     fig, ax = _axes(ax, (6.5, 4.0))
     t = np.array([s.t for s in steps_report.steps])
     eps = np.array([s.epsilon if math.isfinite(s.epsilon) else math.nan for s in steps_report.steps])
     exact = np.array([s.exact_coefficients for s in steps_report.steps], dtype=bool)
-    (line,) = ax.plot(t, eps, "-", lw=1.4, label="certified epsilon'")
-    ax.plot(t[exact], eps[exact], "o", color=line.get_color(), ms=5, ls="none", label="exact coefficients")
+    (line,) = ax.plot(t, np.where(exact, eps, np.nan), "o-", ms=4, lw=1.4,
+                      label=label if label is not None else f"M = {steps_report.mechanism}")
     if (~exact).any():
-        ax.plot(t[~exact], eps[~exact], "o", mfc="none", color=line.get_color(), ms=5, ls="none",
+        # the composed part continues the same curve (from the last exact point) with hollow markers
+        first = int(np.argmin(exact)) - 1
+        idx = np.arange(max(first, 0), t.size)
+        ax.plot(t[idx], eps[idx], "o-", mfc="none", ms=4, lw=1.4, color=line.get_color(),
                 label="composed coefficients")
     finite = eps[np.isfinite(eps)]
     if finite.size and finite.min() > 0 and finite.max() / finite.min() > 20:
@@ -233,9 +249,12 @@ def plot_steps(steps_report, ax=None):
     if none.any():  # nothing certified at this delta': a cross on the top edge
         ax.plot(t[none], np.ones(int(none.sum())), "x", color="crimson", ms=7, ls="none", clip_on=False,
                 transform=ax.get_xaxis_transform(), label="nothing certified")
-    ax.set_xlabel("steps t")
-    ax.set_ylabel(f"epsilon' at delta' = {fmt_number(steps_report.delta)}")
-    ax.set_title(f"Amplification over steps, M = {steps_report.mechanism}", fontsize=10)
+    if not ax.get_xlabel():
+        ax.set_xlabel("steps t")
+    if not ax.get_ylabel():
+        ax.set_ylabel(f"certified epsilon' at delta' = {fmt_number(steps_report.delta)}")
+    if not ax.get_title():
+        ax.set_title("Amplification over post-processing steps", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     return _finish(fig, ax)

@@ -132,16 +132,32 @@ def test_report_grid_validation(dp_report, bad, err, match):
 # ------------------------------------------------------------------ plot_steps
 def test_steps_line_and_markers():
     rep = ca.amplify_steps(ca.DP(1.0), ca.MarkovOperator(krr_matrix(3, 2.0)), steps=4, max_product_entries=8)
+    exact = np.array([s.exact_coefficients for s in rep.steps])
+    assert exact.tolist() == [True, False, False, False]
     fig = plot_steps(rep)
     ax = fig.axes[0]
-    line = _line(ax, "certified epsilon'")
+    line = _line(ax, "M = (1, 0)-DP")
     assert np.asarray(line.get_xdata()).tolist() == [1, 2, 3, 4]
-    np.testing.assert_array_equal(np.asarray(line.get_ydata(), float), rep.epsilons)
-    exact = [s.exact_coefficients for s in rep.steps]
-    assert len(_line(ax, "exact coefficients").get_xdata()) == sum(exact)
-    assert len(_line(ax, "composed coefficients").get_xdata()) == len(exact) - sum(exact) > 0
-    assert ax.get_xlabel() == "steps t" and "delta'" in ax.get_ylabel()
+    ys = np.asarray(line.get_ydata(), float)
+    assert ys[0] == rep.epsilons[0] and np.isnan(ys[1:]).all()  # filled: exact coefficients only
+    composed = _line(ax, "composed coefficients")
+    assert np.asarray(composed.get_xdata()).tolist() == [1, 2, 3, 4]  # continues from the last exact step
+    np.testing.assert_array_equal(np.asarray(composed.get_ydata(), float), rep.epsilons)
+    assert composed.get_markerfacecolor() == "none" and composed.get_color() == line.get_color()
+    assert ax.get_xlabel() == "steps t" and "delta' = 0" in ax.get_ylabel()
     assert isinstance(rep.plot(), Figure)  # StepsReport.plot delegates here
+
+
+def test_steps_overlay_keeps_the_first_labels():
+    K = ca.MarkovOperator(krr_matrix(3, 2.0))
+    a, b = ca.amplify_steps(ca.DP(1.0), K, steps=2), ca.amplify_steps(ca.DP(2.0), K, steps=2)
+    fig = plot_steps(a, label="first")
+    fig.axes[0].set_title("mine")
+    out = plot_steps(b, ax=fig.axes[0], label="second")
+    assert out is fig.axes[0] and out.get_title() == "mine"
+    assert _labels(out) == ["first", "second"]
+    with pytest.raises(TypeError, match="label must be a str"):
+        plot_steps(a, label=3)
 
 
 def _step(t, eps):
