@@ -20,7 +20,7 @@ import csv
 import inspect
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -468,6 +468,21 @@ def _mechanism(spec: Any, ctx: _Ctx) -> tuple[Any, str]:
     fld = "mechanism"
     if not isinstance(spec, dict):
         raise ctx.error(fld, f"must be a table, got {spec!r}")
+    if not any(k in spec for k in _SOURCE_KEYS):  # black-box forms: an optional name, then the numbers
+        label = spec.get("name", "")
+        if not isinstance(label, str):
+            raise ctx.error(f"{fld}.name", f"must be a string, got {label!r}")
+        spec = {k: v for k, v in spec.items() if k != "name"}
+        mech, desc = _black_box(spec, ctx)
+        return mech, f"{label}: {desc}" if label else desc
+    if "graph" in spec or "edges" in spec:
+        raise ctx.error(fld, "a graph random walk is a post-processing step, not an input mechanism")
+    op, desc, _ = _step(spec, ctx, fld, allow_repeat=False)
+    return op, desc
+
+
+def _black_box(spec: dict, ctx: _Ctx) -> tuple[Any, str]:
+    fld = "mechanism"
     if "profile" in spec:
         return _profile(spec, ctx)
     if "points" in spec:
@@ -484,18 +499,13 @@ def _mechanism(spec: Any, ctx: _Ctx) -> tuple[Any, str]:
             out.append(_dp(pt[0], pt[1], ctx, f"{fld}.points[{i}]"))
         desc = "DP at " + ", ".join(f"({fmt_number(p.epsilon)}, {fmt_number(p.delta)})" for p in out)
         return tuple(out), desc
-    if not any(k in spec for k in _SOURCE_KEYS):
-        if "epsilon" not in spec:
-            raise ctx.error(fld, "needs epsilon (black box), points, profile, catalogue, matrix or file")
-        extra = sorted(set(spec) - {"epsilon", "delta"})
-        if extra:
-            raise ctx.error(f"{fld}.{extra[0]}", "unknown key for a black-box (epsilon, delta) mechanism")
-        dp = _dp(spec["epsilon"], spec.get("delta", 0.0), ctx, fld)
-        return dp, f"black-box ({fmt_number(dp.epsilon)}, {fmt_number(dp.delta)})-DP"
-    if "graph" in spec or "edges" in spec:
-        raise ctx.error(fld, "a graph random walk is a post-processing step, not an input mechanism")
-    op, desc, repeat = _step(spec, ctx, fld, allow_repeat=False)
-    return op, desc
+    if "epsilon" not in spec:
+        raise ctx.error(fld, "needs epsilon (black box), points, profile, catalogue, matrix or file")
+    extra = sorted(set(spec) - {"epsilon", "delta"})
+    if extra:
+        raise ctx.error(f"{fld}.{extra[0]}", "unknown key for a black-box (epsilon, delta) mechanism")
+    dp = _dp(spec["epsilon"], spec.get("delta", 0.0), ctx, fld)
+    return dp, f"black-box ({fmt_number(dp.epsilon)}, {fmt_number(dp.delta)})-DP"
 
 
 def _dp(eps: Any, delta: Any, ctx: _Ctx, fld: str) -> DP:
@@ -603,7 +613,8 @@ def _relabel(op: MarkovOperator, spec: dict, ctx: _Ctx, fld: str, atol: float) -
     outs = _labels(spec["outputs"], ctx, f"{fld}.outputs") if "outputs" in spec else op.outputs
     for key, labs, n in (("inputs", ins, op.shape[0]), ("outputs", outs, op.shape[1])):
         if len(labs) != n:
-            raise ctx.error(f"{fld}.{key}", f"has {len(labs)} labels for {n} {'rows' if key == 'inputs' else 'columns'}")
+            what = "rows" if key == "inputs" else "columns"
+            raise ctx.error(f"{fld}.{key}", f"has {len(labs)} labels for {n} {what}")
     try:
         return MarkovOperator(op.sparse if op.is_sparse else op.matrix, ins, outs, row_sum_atol=atol)
     except (InvalidOperatorError, TypeError) as exc:

@@ -106,8 +106,8 @@ def test_mechanism_forms(tmp_path):
     assert bb.mechanism == ca.DP(1.0, 1e-6) and bb.delta is None
     pts = pipeline(tmp_path, "[mechanism]\npoints = [[1.0, 1e-6], [2, 0]]\n" + step)
     assert pts.mechanism == (ca.DP(1.0, 1e-6), ca.DP(2.0, 0.0))
-    prof = pipeline(tmp_path, '[mechanism]\nprofile = "gaussian"\nsigma = 2.0\n' + step)
-    assert isinstance(prof.mechanism, ca.PrivacyProfile) and "gaussian" in prof.mechanism_description
+    prof = pipeline(tmp_path, '[mechanism]\nname = "noise"\nprofile = "gaussian"\nsigma = 2.0\n' + step)
+    assert isinstance(prof.mechanism, ca.PrivacyProfile) and prof.mechanism_description.startswith("noise: gaussian")
     cat = pipeline(tmp_path, '[mechanism]\ncatalogue = "binary_randomized_response"\nepsilon = 1.0\n' + step)
     assert cat.mechanism == mechanisms.binary_randomized_response(1.0)
     write(tmp_path, "0.5,0.5\n0,1\n", "M.csv")
@@ -226,6 +226,7 @@ def test_docs_complete_example_audits(tmp_path):
 
 # --------------------------------------------------------------------------- errors: file, field, problem
 BASE = "[mechanism]\nepsilon = 1.0\n[[steps]]\nmatrix = [[0.5, 0.5], [0.5, 0.5]]\n"
+RR = HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "randomized_response"\n'
 FINITE = "[mechanism]\nmatrix = [[0.5, 0.5], [0.25, 0.75]]\n[[steps]]\nmatrix = [[0.5, 0.5], [0.5, 0.5]]\n"
 
 BAD = [
@@ -241,13 +242,18 @@ BAD = [
      r"mechanism\.epsilon: must be a number, got str 'two'"),
     ("epsilon-bool", HEAD + "[mechanism]\nepsilon = true\n[[steps]]\nmatrix = [[1]]\n",
      r"mechanism\.epsilon: must be a number, got bool"),
-    ("epsilon-neg", HEAD + "[mechanism]\nepsilon = -1\n[[steps]]\nmatrix = [[1]]\n", r"mechanism\.epsilon: must be finite"),
-    ("epsilon-nan", HEAD + "[mechanism]\nepsilon = nan\n[[steps]]\nmatrix = [[1]]\n", r"mechanism\.epsilon: must not be NaN"),
+    ("epsilon-neg", HEAD + "[mechanism]\nepsilon = -1\n[[steps]]\nmatrix = [[1]]\n",
+     r"mechanism\.epsilon: must be finite"),
+    ("epsilon-nan", HEAD + "[mechanism]\nepsilon = nan\n[[steps]]\nmatrix = [[1]]\n",
+     r"mechanism\.epsilon: must not be NaN"),
     ("delta-range", HEAD + "[mechanism]\nepsilon = 1\ndelta = 2\n[[steps]]\nmatrix = [[1]]\n",
      r"mechanism\.delta: must be in \[0, 1\]"),
+    ("bb-name", HEAD + "[mechanism]\nepsilon = 1\nname = 2\n[[steps]]\nmatrix = [[1]]\n",
+     r"mechanism\.name: must be a string"),
     ("bb-extra", HEAD + "[mechanism]\nepsilon = 1\nk = 2\n[[steps]]\nmatrix = [[1]]\n",
      r"mechanism\.k: unknown key for a black-box"),
-    ("points-empty", HEAD + "[mechanism]\npoints = []\n[[steps]]\nmatrix = [[1]]\n", r"mechanism\.points: must be a non-empty"),
+    ("points-empty", HEAD + "[mechanism]\npoints = []\n[[steps]]\nmatrix = [[1]]\n",
+     r"mechanism\.points: must be a non-empty"),
     ("points-pair", HEAD + "[mechanism]\npoints = [[1, 0, 3]]\n[[steps]]\nmatrix = [[1]]\n",
      r"mechanism\.points\[0\]: must be a pair"),
     ("points-extra", HEAD + "[mechanism]\npoints = [[1, 0]]\nfoo = 1\n[[steps]]\nmatrix = [[1]]\n",
@@ -269,7 +275,8 @@ BAD = [
      r"steps\[0\]: needs exactly one of .* \(got matrix, file\)"),
     ("step-extra", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nlaziness = 0.5\n",
      r"steps\[0\]\.laziness: unknown key for a matrix step"),
-    ("matrix-shape", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [1, 0]\n", r"steps\[0\]\.matrix: must be a non-empty array of rows"),
+    ("matrix-shape", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [1, 0]\n",
+     r"steps\[0\]\.matrix: must be a non-empty array of rows"),
     ("matrix-ragged", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1, 0], [1]]\n",
      r"steps\[0\]\.matrix: row 1 has 1 entries, row 0 has 2"),
     ("matrix-entry", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1, 0], [0, "x"]]\n',
@@ -280,40 +287,47 @@ BAD = [
      r"steps\[0\]\.matrix: K rows must sum to 1 .*row 0 sums to 0\.9"),
     ("matrix-atol", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nrow_sum_atol = 0.5\n",
      r"steps\[0\]\.row_sum_atol: must be in \[0, 0\.01\)"),
-    ("file-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nfile = "nope.csv"\n', r"steps\[0\]\.file: .*nope\.csv: no such file"),
+    ("file-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nfile = "nope.csv"\n',
+     r"steps\[0\]\.file: .*nope\.csv: no such file"),
     ("file-type", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nfile = 3\n", r"steps\[0\]\.file: must be a file name"),
     ("catalogue-unknown", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "os.system"\n',
      r"steps\[0\]\.catalogue: unknown catalogue mechanism 'os\.system' \(known: binary_randomized_response"),
-    ("catalogue-param", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "randomized_response"\nk = 2\neps = 1\n',
+    ("catalogue-param", RR + 'k = 2\neps = 1\n',
      r"steps\[0\]\.eps: catalogue 'randomized_response' has no parameter 'eps' \(parameters: k, epsilon, labels\)"),
-    ("catalogue-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "randomized_response"\nk = 2\n',
+    ("catalogue-missing", RR + 'k = 2\n',
      r"steps\[0\]: catalogue 'randomized_response': missing a required argument: 'epsilon'"),
-    ("catalogue-value", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "randomized_response"\nk = 2\nepsilon = -1\n',
+    ("catalogue-value", RR + 'k = 2\nepsilon = -1\n',
      r"steps\[0\]: catalogue 'randomized_response': epsilon must be >= 0"),
-    ("catalogue-wrong-type", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "randomized_response"\nk = 2.5\nepsilon = 1\n',
+    ("catalogue-wrong-type", RR + 'k = 2.5\nepsilon = 1\n',
      r"steps\[0\]: catalogue 'randomized_response': k must be an integer"),
     ("part-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "rappor_pipeline"\nm = 2\nh = 1\n',
      r"steps\[0\]\.part: catalogue 'rappor_pipeline' needs part = one of mechanism"),
     ("part-unexpected", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "rappor_permanent"\npart = "x"\n',
      r"steps\[0\]\.part: only for rappor_pipeline"),
-    ("graph-unknown", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ngraph = "petersen"\n', r"steps\[0\]\.graph: unknown graph 'petersen'"),
-    ("graph-n-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ngraph = "path_graph"\n', r"steps\[0\]: graph 'path_graph' needs n"),
+    ("graph-unknown", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ngraph = "petersen"\n',
+     r"steps\[0\]\.graph: unknown graph 'petersen'"),
+    ("graph-n-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ngraph = "path_graph"\n',
+     r"steps\[0\]: graph 'path_graph' needs n"),
     ("graph-n-extra", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ngraph = "karate_club_graph"\nn = 3\n',
      r"steps\[0\]\.n: graph 'karate_club_graph' takes no parameter 'n'"),
     ("laziness", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ngraph = "karate_club_graph"\nlaziness = 1.5\n',
      r"steps\[0\]\.laziness: must be in \[0, 1\]"),
     ("weighted-type", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ngraph = "karate_club_graph"\nweighted = "yes"\n',
      r"steps\[0\]\.weighted: must be true or false"),
-    ("edges-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nedges = "e.csv"\n', r"steps\[0\]\.edges: .*e\.csv: no such file"),
-    ("edges-n", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nedges = "e.csv"\nn = 3\n', r"steps\[0\]\.n: only for a named generator"),
-    ("repeat", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nrepeat = 0\n", r"steps\[0\]\.repeat: must be >= 1 \(got 0\)"),
+    ("edges-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nedges = "e.csv"\n',
+     r"steps\[0\]\.edges: .*e\.csv: no such file"),
+    ("edges-n", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nedges = "e.csv"\nn = 3\n',
+     r"steps\[0\]\.n: only for a named generator"),
+    ("repeat", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nrepeat = 0\n",
+     r"steps\[0\]\.repeat: must be >= 1 \(got 0\)"),
     ("repeat-type", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nrepeat = 1.5\n",
      r"steps\[0\]\.repeat: must be an integer, got float"),
     ("repeat-rect", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1], [1]]\nrepeat = 2\n",
      r"steps\[0\]\.repeat: a repeated step needs the same input and output labels"),
     ("kron-size", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[0.5, 0.5], [0.5, 0.5]]\nkron = 14\n",
      r"steps\[0\]\.kron: 14 copies of a 2x2 operator would exceed 2\*\*26 entries"),
-    ("step-name", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nname = 1\n", r"steps\[0\]\.name: must be a string"),
+    ("step-name", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nname = 1\n",
+     r"steps\[0\]\.name: must be a string"),
     ("labels-count", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\noutputs = ["a", "b"]\n',
      r"steps\[0\]\.outputs: has 2 labels for 1 columns"),
     ("labels-type", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\ninputs = "a"\n',
@@ -322,21 +336,26 @@ BAD = [
      r"steps\[0\]: inputs labels must be distinct"),
     ("compose-mech", HEAD + "[mechanism]\nmatrix = [[1, 0, 0]]\n[[steps]]\nmatrix = [[1], [1]]\n",
      r"steps\[0\]: its 2 inputs \[0, 1\] are not the 3 outputs \[0, 1, 2\] of the mechanism"),
-    ("compose-steps", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\noutputs = ["x"]\n[[steps]]\nmatrix = [[1]]\n',
+    ("compose-steps",
+     HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\noutputs = ["x"]\n[[steps]]\nmatrix = [[1]]\n',
      r"steps\[1\]: its 1 inputs \[0\] are not the 1 outputs \['x'\] of the previous step"),
-    ("neighbors-bb", HEAD + 'neighbors = [[0, 1]]\n' + BASE, r"neighbors: a neighbour relation needs a finite mechanism"),
+    ("neighbors-bb", HEAD + 'neighbors = [[0, 1]]\n' + BASE,
+     r"neighbors: a neighbour relation needs a finite mechanism"),
     ("neighbors-type", HEAD + 'neighbors = "some"\n' + FINITE, r"neighbors: must be \"all\" or a non-empty array"),
     ("neighbors-pair", HEAD + 'neighbors = [[0, 1, 2]]\n' + FINITE, r"neighbors\[0\]: must be a pair"),
-    ("neighbors-label", HEAD + 'neighbors = [[0, 7]]\n' + FINITE, r"neighbors\[0\]: 7 is not an input label of the mechanism"),
+    ("neighbors-label", HEAD + 'neighbors = [[0, 7]]\n' + FINITE,
+     r"neighbors\[0\]: 7 is not an input label of the mechanism"),
     ("neighbors-self", HEAD + 'neighbors = [[1, 1]]\n' + FINITE, r"neighbors\[0\]: pairs 1 with itself"),
     ("claims-type", HEAD + "claims = 3\n" + BASE, r"claims: must be an array of tables"),
     ("claim-type", HEAD + "claims = [3]\n" + BASE, r"claims\[0\]: must be a table"),
     ("claim-key", HEAD + BASE + "[[claims]]\nepsilon = 1\neps = 2\n", r"claims\[0\]\.eps: unknown key"),
-    ("claim-form", HEAD + BASE + '[[claims]]\nepsilon = 1\nform = "renyi"\n', r"claims\[0\]\.form: must be \"epsilon_at\" or \"delta_at\""),
+    ("claim-form", HEAD + BASE + '[[claims]]\nepsilon = 1\nform = "renyi"\n',
+     r"claims\[0\]\.form: must be \"epsilon_at\" or \"delta_at\""),
     ("claim-eps", HEAD + BASE + "[[claims]]\ndelta = 0.1\n", r"claims\[0\]\.epsilon: missing"),
     ("claim-eps-neg", HEAD + BASE + "[[claims]]\nepsilon = -0.1\n", r"claims\[0\]\.epsilon: must be >= 0"),
     ("claim-delta", HEAD + BASE + '[[claims]]\nepsilon = 1\nform = "delta_at"\n', r"claims\[0\]\.delta: missing"),
-    ("claim-delta-range", HEAD + BASE + "[[claims]]\nepsilon = 1\ndelta = 1.5\n", r"claims\[0\]\.delta: must be in \[0, 1\]"),
+    ("claim-delta-range", HEAD + BASE + "[[claims]]\nepsilon = 1\ndelta = 1.5\n",
+     r"claims\[0\]\.delta: must be in \[0, 1\]"),
     ("claim-label", HEAD + BASE + "[[claims]]\nepsilon = 1\nlabel = 2\n", r"claims\[0\]\.label: must be a string"),
     ("target-delta", HEAD + "delta = -1\n" + BASE, r"delta: must be in \[0, 1\]"),
     ("per-step", HEAD + 'per_step = "yes"\n' + BASE, r"per_step: must be true or false"),
@@ -386,7 +405,8 @@ def test_missing_pipeline_and_not_utf8(tmp_path):
 
 def test_audit_errors_are_pipeline_errors(tmp_path):
     # a profile with no pure level and no delta: amplify needs the delta' to report at
-    p = pipeline(tmp_path, '[mechanism]\nprofile = "gaussian"\nsigma = 1.0\n[[steps]]\nmatrix = [[0.5, 0.5], [0.5, 0.5]]\n')
+    p = pipeline(tmp_path, '[mechanism]\nprofile = "gaussian"\nsigma = 1.0\n'
+                           '[[steps]]\nmatrix = [[0.5, 0.5], [0.5, 0.5]]\n')
     with pytest.raises(InvalidPipelineError, match=r"p\.toml: pipeline: .*delta"):
         cio.audit(p)
     with pytest.raises(TypeError, match="pipeline must be a Pipeline"):
