@@ -240,6 +240,11 @@ class RapporPipeline:
     p_star: float
 
     @property
+    def values(self) -> tuple:
+        """The possible true inputs: the same tuple as ``bloom_filters``."""
+        return self.bloom_filters
+
+    @property
     def mechanism(self) -> MarkovOperator:
         """The permanent step restricted to the Bloom filters: the input mechanism M."""
         return self.permanent.restrict(self.bloom_filters)

@@ -175,7 +175,7 @@ def test_rappor_formulas_are_upper_bounds_when_filters_overlap():
 def test_rappor_custom_bloom_filters_and_labels():
     R = mech.rappor_pipeline(4, 2, bloom_filters=[(1, 1, 0, 0), [0, 0, 0, 1]])
     assert R.bloom_filters == ((1, 1, 0, 0), (0, 0, 0, 1))
-    assert R.mechanism.inputs == R.bloom_filters
+    assert R.mechanism.inputs == R.bloom_filters == R.values
     assert R.permanent.inputs == tuple(itertools.product((0, 1), repeat=4))
     assert R.instantaneous.is_square and R.permanent.is_square
     # the product is kron of the per-bit steps
