@@ -131,8 +131,8 @@ def nu_randomized_response(nu: float) -> MarkovOperator:
 
     Exact LDP epsilon: ``log((1 + nu) / (1 - nu))`` (infinite for nu = 1), which is at most
     ``2 nu / (1 - nu)``; equivalently nu = tanh(eps / 2) gives :func:`binary_randomized_response`.
-    Source: the "Parameterized Random Response" slide of a 2024 course on differential privacy
-    for machine learning, generalising Warner (1965).
+    Source: Warner (1965) with the truth-telling probability as a parameter, the form in which
+    randomized response is usually taught in differential-privacy courses.
 
     Parameters
     ----------

@@ -83,17 +83,17 @@ def test_k_randomized_response_labels_and_binary_case():
 def test_nu_randomized_response(nu):
     K = mech.nu_randomized_response(nu)
     assert_row_stochastic(K)
-    # course slides: P(report 1 | x) = (1 - nu)/2 + nu x
+    # definition: P(report 1 | x) = (1 - nu)/2 + nu x
     np.testing.assert_allclose(K.matrix[:, 1], [(1 - nu) / 2, (1 - nu) / 2 + nu], rtol=1e-15, atol=0)
     eps = math.log((1 + nu) / (1 - nu))
     assert_eps(exact_ldp_epsilon(K.matrix), eps)
-    assert eps <= 2 * nu / (1 - nu) + 1e-15  # the slides' upper bound
+    assert eps <= 2 * nu / (1 - nu) + 1e-15  # log(1 + 2nu/(1-nu)) <= 2nu/(1-nu)
     # nu = tanh(eps / 2) is binary randomized response at eps
     np.testing.assert_allclose(mech.binary_randomized_response(eps).matrix, K.matrix, rtol=1e-12, atol=0)
 
 
 def test_nu_randomized_response_warner_and_truthful():
-    # Warner's survey (a fair first coin): the slides' "log(3)-DP"
+    # Warner's survey with a fair first coin is log(3)-DP
     assert_eps(exact_ldp_epsilon(mech.nu_randomized_response(0.5).matrix), math.log(3))
     assert exact_ldp_epsilon(mech.nu_randomized_response(1.0).matrix) == math.inf
 
