@@ -4,7 +4,8 @@
 a :class:`~chainamp.steps.StepsReport`, or any object with ``to_dict()`` and
 ``__str__`` (an audit result, say); when such an object has an attribute
 ``reports`` holding amplification or steps reports, each of them gets its own
-section with its table and plot.
+section with its plot, and its table unless the object's own text (or HTML)
+already contains it.
 
 Formats, chosen by the file's suffix:
 
@@ -104,7 +105,7 @@ def _sections(result) -> list[tuple[str, Any]]:
 
 
 def _default_title(result) -> str:
-    mech = getattr(result, "mechanism", None)
+    mech = getattr(result, "mechanism", None) or getattr(getattr(result, "report", None), "mechanism", None)
     desc = getattr(mech, "description", mech)
     if isinstance(desc, str):
         return f"chainamp report: K o M with M = {desc}"
@@ -185,11 +186,16 @@ def _html(heading, sections, pngs, note, data) -> str:
              f"<h1>{html.escape(heading)}</h1>"]
     if note:
         parts.append(f"<p><i>{html.escape(note)}</i></p>")
+    top = ""
     for (name, obj), figs in zip(sections, pngs):
         if name:
             parts.append(f"<h2>{html.escape(name)}</h2>")
         rich = getattr(obj, "_repr_html_", None)
-        parts.append(rich() if callable(rich) else f"<pre>{html.escape(str(obj))}</pre>")
+        body = rich() if callable(rich) else f"<pre>{html.escape(str(obj))}</pre>"
+        if not name:
+            top = body
+        if not name or body not in top:  # a held report's table already in the result's own is not repeated
+            parts.append(body)
         for k, png in enumerate(figs, start=1):
             b64 = base64.b64encode(png).decode("ascii")
             parts.append(f'<p><img alt="{html.escape(name or "result")} plot {k}" '
@@ -213,10 +219,13 @@ def _markdown(heading, sections, pngs, note, data, out: pathlib.Path) -> str:
     if note:
         parts += [f"*{note}*", ""]
     count = 0
+    top = str(sections[0][1])
     for (name, obj), figs in zip(sections, pngs):
         if name:
             parts += [f"## {name}", ""]
-        parts += [_fence(str(obj)), ""]
+        text = str(obj)
+        if not name or text not in top:  # a held report's text already in the result's own is not repeated
+            parts += [_fence(text), ""]
         for png in figs:
             count += 1
             img = out.with_name(f"{out.stem}-plot-{count}.png")

@@ -106,6 +106,27 @@ def test_object_holding_reports(tmp_path, report, steps, container):
     assert "## report 1" in md.read_text() or "## pipeline A" in md.read_text()
 
 
+class Container(Audit):
+    """Its own text and HTML already hold the first report's: that table is not repeated."""
+
+    def __str__(self):
+        return "verdicts\n" + str(self.reports[0])
+
+    def _repr_html_(self):
+        return "<p>verdicts</p>" + self.reports[0]._repr_html_()
+
+
+def test_held_tables_are_not_repeated(tmp_path, report, steps):
+    pytest.importorskip("matplotlib")
+    res = Container([report, steps])
+    text = write_report(res, tmp_path / "c.html").read_text()
+    assert text.count(report._repr_html_()) == 1 and text.count(steps._repr_html_()) == 1
+    assert len(_images(text)) == 2
+    md = write_report(res, tmp_path / "c.md").read_text()
+    assert md.count(str(report)) == 1 and md.count(str(steps)) == 1
+    assert "<h1>chainamp report: Container</h1>" in text
+
+
 def test_plain_object_without_to_dict(tmp_path):
     class Plain:
         def __str__(self):
