@@ -407,6 +407,18 @@ def parse_pipeline(data: dict, *, source: str | Path | None = None) -> Pipeline:
 
     Relative file names resolve against the directory of ``source`` (the current
     directory when None).
+
+    Examples
+    --------
+    >>> doc = {"format": FORMAT, "mechanism": {"epsilon": 1.0},
+    ...        "steps": [{"graph": "path_graph", "n": 3, "laziness": 0.5, "repeat": 2}]}
+    >>> p = parse_pipeline(doc)
+    >>> len(p.operators), p.mechanism_description
+    (2, 'black-box (1, 0)-DP')
+    >>> parse_pipeline({"format": FORMAT, "mechanism": {"epsilon": -1}, "steps": []})
+    Traceback (most recent call last):
+    ...
+    chainamp.errors.InvalidPipelineError: <pipeline>: mechanism.epsilon: must be finite and >= 0 (got -1.0)
     """
     ctx = _Ctx(None if source is None else Path(source))
     if not isinstance(data, dict):
@@ -779,6 +791,15 @@ def audit(pipeline: Pipeline, *, progress: Callable[[str], None] | None = None) 
     (beyond its rounding) is reported ``refuted``.
 
     ``progress`` (optional) is called with a short text before each stage.
+
+    Examples
+    --------
+    >>> doc = {"format": FORMAT, "mechanism": {"epsilon": 1.0},
+    ...        "steps": [{"matrix": [[0.75, 0.25], [0.25, 0.75]]}],
+    ...        "claims": [{"epsilon": 0.5}, {"epsilon": 0.4}]}
+    >>> result = audit(parse_pipeline(doc))
+    >>> [(round(v.certified, 4), v.status) for v in result.verdicts], result.ok
+    ([(0.4706, 'certified'), (0.4706, 'not certified')], False)
     """
     if not isinstance(pipeline, Pipeline):
         raise TypeError(f"pipeline must be a Pipeline (from load_pipeline), got {type(pipeline).__name__}")

@@ -381,6 +381,12 @@ def test_invalid_edge_list(tmp_path, content, match):
         pipeline(tmp_path, '[mechanism]\nepsilon = 1\n[[steps]]\nedges = "e.csv"\n')
 
 
+def test_edge_list_with_a_sink(tmp_path):
+    write(tmp_path, "a,b\n", "e.csv")
+    with pytest.raises(InvalidPipelineError, match=r"steps\[0\]: .*'b'"):
+        pipeline(tmp_path, '[mechanism]\nepsilon = 1\n[[steps]]\nedges = "e.csv"\ndirected = true\n')
+
+
 @pytest.mark.parametrize("content, match", [
     ("0,1,x\n", r"weight 'x' is not a number"),
     ("0,1,-1\n", r"weight must be finite and >= 0"),
