@@ -48,7 +48,18 @@ def _emit(result: Any, args: argparse.Namespace, title: str | None = None) -> No
     """Print ``result`` as text or JSON, and write the ``--report`` file when asked."""
     if getattr(args, "report", None):
         _write_report(result, args.report, title)
-    print(json.dumps(result.to_dict(), indent=2, default=_num) if args.json else result)
+    print(json.dumps(_clean(result.to_dict()), indent=2, default=_num) if args.json else result)
+
+
+def _clean(value):
+    """Strict JSON: infinities and NaN (which ``json`` would write as bare ``Infinity``) become strings."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
 
 
 def _write_report(result: Any, path: str, title: str | None) -> None:

@@ -153,8 +153,9 @@ def test_coefficients_rectangular_npy_has_no_chain(tmp_path, capsys):
     f = tmp_path / "K.npy"
     np.save(f, np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]))
     code, out, _ = run(capsys, ["coefficients", str(f), "--json"])
-    data = json.loads(out)
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
     assert code == EXIT_OK and data["chain"] is None and data["coefficients"]["ultra_mixing"]["gamma"] == 1.0
+    assert data["ldp_epsilon"] == "inf"  # disjoint supports: not LDP at any finite epsilon
 
 
 @pytest.mark.parametrize("content, expected", [
