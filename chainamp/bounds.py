@@ -36,7 +36,6 @@ __all__ = [
     "doeblin_amplifies_delta",
     "doeblin_frontier",
     "ldp_bound",
-    "canonical_profile_delta",
     "tight_pure_epsilon",
 ]
 
@@ -276,30 +275,6 @@ def ldp_bound(epsilon: float, gamma: float) -> Bound:
     eps = check_epsilon(epsilon, "epsilon")
     g = check_probability(gamma, "gamma")
     return Bound(eps, g, "ldp", gamma=g, gamma_epsilon=eps)
-
-
-def canonical_profile_delta(epsilon: float, delta: float, epsilon_prime):
-    """Profile of the canonical (eps, delta)-DP pair (Kairouz, Oh, Viswanath 2015):
-    ``alpha(eps') = delta + (1 - delta) (e^eps - e^eps')_+ / (1 + e^eps)``.
-
-    Every (eps, delta)-DP pair of distributions is a post-processing of
-    ``P = (delta, a, b, 0)``, ``Q = (0, b, a, delta)`` with ``a = (1 - delta) e^eps /
-    (1 + e^eps)``, ``b = (1 - delta) / (1 + e^eps)``, so this curve dominates the
-    profile of any (eps, delta)-DP mechanism. Evaluated as
-    ``delta + (1 - delta) (1 - e^(eps' - eps)) / (1 + e^-eps)`` (no overflow); rounded up.
-    Vectorised over ``epsilon_prime``.
-
-    >>> round(float(canonical_profile_delta(1.0, 0.0, 0.0)), 6)
-    0.462117
-    """
-    eps, d = _eps_delta(epsilon, delta)
-    ep = np.asarray(epsilon_prime, dtype=float)
-    gap = np.clip(-np.expm1(np.minimum(ep - eps, 0.0)), 0.0, 1.0)
-    vals = d + (1.0 - d) * gap / (1.0 + math.exp(-eps))
-    out = np.minimum(vals * (1 + 8 * 2.0**-53), 1.0)
-    out = np.where(vals > 0, np.nextafter(out, np.inf), 0.0)
-    out = np.minimum(out, 1.0)
-    return float(out) if out.ndim == 0 else out
 
 
 def tight_pure_epsilon(epsilon: float, epsilon_k: float) -> float:

@@ -25,6 +25,7 @@ import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
 
 from ._validation import check_choice, check_positive
+from ._tolerances import STATIONARY_RESIDUAL_ATOL
 from .errors import IncompatibleOperatorsError, InvalidOperatorError, SolverError
 from .operators import MarkovOperator
 
@@ -44,9 +45,6 @@ __all__ = [
     "analyze_chain",
 ]
 
-#: Accepted l1 residual ``||pi K - pi||_1`` of a stationary distribution computed by the
-#: sparse path (GTH results are checked against it too). TODO(coordinator): move to _tolerances.
-STATIONARY_RESIDUAL_ATOL = 1e-12
 #: Recurrent classes up to this size are solved by dense GTH, also when K is sparse.
 _GTH_MAX_SPARSE_CLASS = 2000
 #: Below this many states a sparse operator is densified for eigenvalues (ARPACK needs k < n - 1).

@@ -48,7 +48,7 @@ import numpy as np
 from scipy import integrate
 
 from ._logmath import log_expm1, round_up
-from ._tolerances import UNIT_ROUNDOFF
+from ._tolerances import UNIT_ROUNDOFF, QUAD_EPSREL
 from ._validation import check_choice, check_int, check_order, check_positive, check_real
 from .errors import InvalidParameterError
 
@@ -68,9 +68,6 @@ __all__ = [
     "estimate_mse",
 ]
 
-#: Relative tolerance requested from ``scipy.integrate.quad`` on the quadrature path.
-#: (Candidate for ``chainamp._tolerances`` as ``QUAD_EPSREL``.)
-_QUAD_EPSREL = 1e-10
 _METHODS = ("closed_form", "quadrature")
 _QUAD_U_MAX = 100.0  # quadrature over s in [t, t e^100]
 _QUAD_T_MAX = 1e250  # keeps t e^100 finite
@@ -261,7 +258,7 @@ class _GaussianSemigroup:
         return float(self.carre_du_champ(math.sqrt(s) * grad))
 
     def intrinsic_sensitivity(self, t: float, sensitivity: float, method: str = "closed_form", *,
-                              quad_epsrel: float = _QUAD_EPSREL) -> float:
+                              quad_epsrel: float = QUAD_EPSREL) -> float:
         """Intrinsic sensitivity ``Lambda(t)`` of ``M_t`` for a query of global L2-sensitivity
         ``sensitivity`` (Theorem 6 of Balle et al. 2019).
 

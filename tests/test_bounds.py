@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from chainamp import InvalidParameterError
-from chainamp.bounds import (BOUND_SOURCES, Bound, canonical_profile_delta, doeblin_amplifies_delta,
+from chainamp import DP
+from chainamp.bounds import (BOUND_SOURCES, Bound, doeblin_amplifies_delta,
                              doeblin_frontier, hockey_stick_order, ldp_bound, theorem1_dobrushin, theorem1_doeblin,
                              theorem1_hockey_stick, theorem1_ultra_mixing, tight_pure_epsilon)
 from conftest import krr_matrix, stochastic_matrices
@@ -83,7 +84,7 @@ def test_ldp_bound_dominates_exact_for_any_input(K, eps, eps_prime):
 def test_tight_black_box_equals_four_row_brute_force(K, eps, delta, eps_prime):
     """NOTES §5: alpha * max D_{1+(c-1)/alpha}(K_x || K_x') equals the max over x1..x4 of the
     canonical pair pushed through the rows x1..x4 (brute force over all 4-tuples)."""
-    alpha = float(canonical_profile_delta(eps, delta, eps_prime))
+    alpha = float(DP(eps, delta).profile.delta(eps_prime))
     _, _, _, dob = coefficients(K)
     b = theorem1_hockey_stick(eps_prime, alpha, min(dob(hockey_stick_order(eps_prime, alpha)), 1.0), source="tight")
     P, Q = canonical_pair(eps, delta)
@@ -162,14 +163,11 @@ def test_hockey_stick_order_edges():
 @given(st.floats(0, 10), st.floats(0, 1), st.floats(0, 10))
 @settings(max_examples=200, deadline=None)
 def test_canonical_profile_against_four_points(eps, delta, eps_prime):
+    """DP(eps, delta).profile is the canonical pair's profile (Kairouz, Oh, Viswanath 2015)."""
     P, Q = canonical_pair(eps, delta)
-    assert hs(P, Q, eps_prime) <= canonical_profile_delta(eps, delta, eps_prime) + 1e-15
-    assert canonical_profile_delta(eps, delta, eps_prime) <= hs(P, Q, eps_prime) + 1e-12
-
-
-def test_canonical_profile_vectorised():
-    out = canonical_profile_delta(1.0, 0.0, np.array([0.0, 1.0, 2.0]))
-    assert out.shape == (3,) and out[1] == 0.0 and out[2] == 0.0
+    prof = DP(eps, delta).profile
+    assert hs(P, Q, eps_prime) <= prof.delta(eps_prime) + 1e-15
+    assert prof.delta(eps_prime) <= hs(P, Q, eps_prime) + 1e-12
 
 
 def test_bound_fields_and_dict():
