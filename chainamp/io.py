@@ -62,6 +62,12 @@ GRAPHS = {"karate_club_graph": (), "florentine_families_graph": (), "les_miserab
 _REFUTE_RTOL = 1e-6
 _REFUTE_ATOL = 1e-12
 
+#: ``kron = t`` may build at most this many matrix entries (the product is dense for dense factors).
+_MAX_KRON_ENTRIES = 1 << 24
+#: Largest ``repeat`` (each repetition is one composition in the audit) and generator size ``n``.
+_MAX_REPEAT = 10_000
+_MAX_NODES = 100_000
+
 _TOP_KEYS = {"format", "name", "description", "provenance", "delta", "per_step", "mechanism", "steps", "neighbors",
              "claims"}
 _SOURCE_KEYS = ("matrix", "file", "catalogue", "graph", "edges")
@@ -598,12 +604,14 @@ def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True) -> tuple[Ma
     if "kron" in spec:
         copies = _integer(spec["kron"], ctx, f"{fld}.kron")
         if copies > 1:
-            if op.shape[0] ** copies * op.shape[1] ** copies > 1 << 26:
+            if op.shape[0] ** copies * op.shape[1] ** copies > _MAX_KRON_ENTRIES:
                 raise ctx.error(f"{fld}.kron", f"{copies} copies of a {op.shape[0]}x{op.shape[1]} operator "
-                                               "would exceed 2**26 entries")
+                                               f"would exceed {_MAX_KRON_ENTRIES} entries (2**24, 128 MiB dense)")
             op = kron(*([op] * copies))
             desc = f"{copies} independent copies of {desc}"
     repeat = _integer(spec["repeat"], ctx, f"{fld}.repeat") if "repeat" in spec else 1
+    if repeat > _MAX_REPEAT:
+        raise ctx.error(f"{fld}.repeat", f"must be <= {_MAX_REPEAT} (got {repeat})")
     if "name" in spec:
         if not isinstance(spec["name"], str):
             raise ctx.error(f"{fld}.name", f"must be a string, got {spec['name']!r}")
@@ -673,6 +681,8 @@ def _graph_step(spec: dict, kind: str, ctx: _Ctx, fld: str) -> tuple[MarkovOpera
         args = [_integer(spec.get(p), ctx, f"{fld}.{p}") if p in spec else None for p in GRAPHS[name]]
         if None in args:
             raise ctx.error(fld, f"graph {name!r} needs {', '.join(GRAPHS[name])}")
+        if any(a > _MAX_NODES for a in args):
+            raise ctx.error(f"{fld}.n", f"must be <= {_MAX_NODES} (got {args[0]})")
         G = getattr(nx, name)(*args)
         what = f"{name}{'(' + ', '.join(map(str, args)) + ')' if args else ''}"
     else:
