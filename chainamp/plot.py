@@ -160,7 +160,8 @@ def plot_report(report, ax=None, epsilons=None):
     One line per source (label = source name, as in the report's table), the
     input profile dashed grey, the exact profile of a finite pipeline solid
     black, the target ``delta'`` as a dotted horizontal line and the report's
-    best bound as a star. The delta axis is logarithmic.
+    best bound as a star (on the bottom edge when its delta' is 0). The delta
+    axis is logarithmic.
 
     Examples
     --------
@@ -184,9 +185,12 @@ def plot_report(report, ax=None, epsilons=None):
         ax.axhline(report.target_delta, color="0.6", ls=":", lw=1,
                    label=f"target delta' = {fmt_number(report.target_delta)}")
     best = report.best
-    if math.isfinite(best.epsilon) and best.delta > 0:
+    if math.isfinite(best.epsilon):
+        # delta' = 0 has no place on a log axis: the star then sits on the bottom edge
+        where = {} if best.delta > 0 else {"transform": ax.get_xaxis_transform(), "clip_on": False}
         ax.plot([best.epsilon], [best.delta], marker="*", ms=13, color="crimson", ls="none", zorder=4,
-                label=f"best: eps' = {fmt_number(best.epsilon, 4)} ({best.source})")
+                label=f"best: eps' = {fmt_number(best.epsilon, 4)}, delta' = {fmt_number(best.delta, 3)} "
+                      f"({best.source})", **where)
     ax.set_yscale("log")
     ax.set_xlabel("epsilon'")
     ax.set_ylabel("delta'(epsilon')")

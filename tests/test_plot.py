@@ -96,6 +96,9 @@ def test_report_marks_where_delta_reaches_zero():
     assert "(0 from eps' = " in line.get_label()
     markers = [ln for ln in ax.get_lines() if ln.get_gid() == "zero-marker"]
     assert markers and all(ln.get_marker() == "v" for ln in markers)
+    star = _line(ax, "best: ")
+    assert r.best.delta == 0 and star.get_xdata()[0] == r.best.epsilon
+    assert star.get_transform() != ax.transData  # on the bottom edge, not at log(0)
 
 
 def test_new_figures_are_closed_in_pyplot(dp_report):
