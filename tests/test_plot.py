@@ -244,10 +244,12 @@ def test_missing_matplotlib_names_the_extra(monkeypatch, fn, arg):
 
 
 def test_import_chainamp_does_not_import_matplotlib():
+    import os
+    import pathlib
     import subprocess
 
+    root = str(pathlib.Path(ca.__file__).resolve().parents[1])
     code = "import sys, chainamp, chainamp.plot, chainamp.report; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**__import__("os").environ, "PYTHONPATH": str(__import__("pathlib").Path(
-                             ca.__file__).parents[1])})
+                         env={**os.environ, "PYTHONPATH": root})
     assert out.stdout.strip() == "False"
