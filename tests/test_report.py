@@ -17,6 +17,13 @@ from chainamp.report import _json_safe, write_report
 
 from conftest import krr_matrix
 
+try:  # the plots are drawn off-screen; the writer itself also works without matplotlib
+    import matplotlib
+
+    matplotlib.use("Agg")
+except ImportError:  # pragma: no cover
+    pass
+
 PNG = b"\x89PNG\r\n\x1a\n"
 K = ca.MarkovOperator(krr_matrix(3, 1.0))
 
