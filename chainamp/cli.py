@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import numpy as np
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_CLAIM_FAILED, EXIT_INVALID = 0, 1, 2
+EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
 
 class _UsageError(Exception):
@@ -295,6 +297,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # ``chainamp audit ... | head``: stop quietly, like other Unix tools
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_SIGPIPE
     except (ChainampError, _UsageError, ValueError, TypeError, OSError) as exc:
         text = " ".join(str(exc).split()) or type(exc).__name__
         print(f"chainamp {args.command}: error: {text}", file=sys.stderr)

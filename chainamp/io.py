@@ -324,7 +324,7 @@ class AuditResult:
         if p.description:
             head.append(p.description)
         head.append(f"M = {p.mechanism_description}")
-        head += [f"step {i + 1}: {s}" for i, s in enumerate(p.step_names)]
+        head += _step_lines(p.step_names)
         parts = ["\n".join(head), str(self.report)]
         if self.steps is not None:
             parts.append(str(self.steps))
@@ -355,6 +355,19 @@ class AuditResult:
     def plot(self, **kwargs):
         """The report's privacy-profile plot (needs matplotlib)."""
         return self.report.plot(**kwargs)
+
+
+def _step_lines(names: tuple) -> list[str]:
+    """One line per run of equal consecutive steps: ``steps 2-11: <name> (10 times)``."""
+    lines, i = [], 0
+    while i < len(names):
+        j = i
+        while j + 1 < len(names) and names[j + 1] == names[i]:
+            j += 1
+        lines.append(f"step {i + 1}: {names[i]}" if i == j else
+                     f"steps {i + 1}-{j + 1}: {names[i]} ({j - i + 1} times)")
+        i = j + 1
+    return lines
 
 
 def _json(v):
@@ -459,7 +472,7 @@ def parse_pipeline(data: dict, *, source: str | Path | None = None) -> Pipeline:
         if repeat > 1 and set(op.inputs) != set(op.outputs):
             raise ctx.error(f"steps[{i}].repeat", "a repeated step needs the same input and output labels")
         ops += [op] * repeat
-        names += [desc] * repeat if repeat <= 1 else [f"{desc} (repeat {r + 1} of {repeat})" for r in range(repeat)]
+        names += [desc] * repeat
     neighbors = _neighbors(data.get("neighbors", "all"), mech, ctx)
     claims = data.get("claims", [])
     if not isinstance(claims, list):

@@ -241,3 +241,14 @@ def test_python_dash_m_help_subprocess():
     proc = subprocess.run([sys.executable, "-m", "chainamp", "--help"], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0 and "chainamp audit" in proc.stdout and proc.stderr == ""
+
+
+def test_broken_pipe_is_quiet(monkeypatch, capsys):
+    import chainamp.cli as cli
+
+    def closed_reader(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "_demo", closed_reader)
+    code = main(["demo"])
+    assert code == cli.EXIT_SIGPIPE and capsys.readouterr().err == ""
