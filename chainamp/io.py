@@ -668,6 +668,9 @@ def _catalogue(spec: dict, ctx: _Ctx, fld: str, reserved: set) -> tuple[MarkovOp
     part = spec.get("part") if parts else None
     if parts and part not in parts:
         raise ctx.error(f"{fld}.part", f"catalogue {name!r} needs part = one of {', '.join(parts)} (got {part!r})")
+    k = params.get("k")
+    if isinstance(k, int) and not isinstance(k, bool) and k > _MAX_NODES // 20:
+        raise ctx.error(f"{fld}.k", f"must be <= {_MAX_NODES // 20} (a dense k x k operator; got {k})")
     op = _call(getattr(mechanisms, name), params, ctx, fld, f"catalogue {name!r}")
     if part is not None:
         op = getattr(op, part)

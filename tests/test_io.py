@@ -300,6 +300,7 @@ BAD = [
      r"steps\[0\]: catalogue 'randomized_response': epsilon must be >= 0"),
     ("catalogue-wrong-type", RR + 'k = 2.5\nepsilon = 1\n',
      r"steps\[0\]: catalogue 'randomized_response': k must be an integer"),
+    ("catalogue-k-max", RR + 'k = 5001\nepsilon = 1\n', r"steps\[0\]\.k: must be <= 5000 \(a dense k x k operator"),
     ("part-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "rappor_pipeline"\nm = 2\nh = 1\n',
      r"steps\[0\]\.part: catalogue 'rappor_pipeline' needs part = one of mechanism"),
     ("part-unexpected", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "rappor_permanent"\npart = "x"\n',
