@@ -393,7 +393,25 @@ def _probe_disjoint(data) -> tuple[int, int] | None:
     return None
 
 
+#: The last few preparations of small operators, keyed by the identity of the (read-only)
+#: stored matrix; the entry holds the matrix itself, so its id cannot be reused while cached.
+_PREP_CACHE: dict = {}
+
+
 def _prepare(K: MarkovOperator, block_size: int | None) -> _Prep:
+    key = (id(K._data), block_size)
+    hit = _PREP_CACHE.get(key)
+    if hit is not None and hit[0] is K._data:
+        return hit[1]
+    prep = _prepare_uncached(K, block_size)
+    if prep.n * prep.m <= 2**16:  # only small operators are cached (repeated cheap calls)
+        if len(_PREP_CACHE) >= 8:
+            _PREP_CACHE.pop(next(iter(_PREP_CACHE)))
+        _PREP_CACHE[key] = (K._data, prep)
+    return prep
+
+
+def _prepare_uncached(K: MarkovOperator, block_size: int | None) -> _Prep:
     data = _clean_sparse(K._data) if K.is_sparse else K._data
     n, m = data.shape
     block = block_size if block_size is not None else int(min(n, max(8, 2**19 // max(n, m))))
@@ -641,6 +659,17 @@ def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int,
     return min(math.nextafter(best * (1.0 + (m + 2) * _U) + slack, math.inf), 1.0), i, j
 
 
+#: Below this many entries ``n * n * m``, all pairs are evaluated exactly in one pass.
+_SMALL_WORK = 2**16
+
+
+def _off_diagonal(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of the n * (n - 1) ordered pairs x != x'."""
+    I, J = np.divmod(np.arange(n * n), n)
+    off = I != J
+    return I[off], J[off]
+
+
 def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
     """``max_{x != x'} D_{e^eps}(K_x || K_x')``, rounded up, and the pair attaining it.
 
@@ -664,6 +693,11 @@ def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
         if ultra.shared:
             return 0.0, ultra.rows[0], ultra.rows[1]
         return _max_inf(prep)
+    if n * n * prep.m <= _SMALL_WORK:  # small operator: every pair exactly, one vectorised pass
+        I, J = _off_diagonal(n)
+        _, ups = _hockey_rows(_rows(prep.data, I), _rows(prep.data, J), eps)
+        k = int(np.argmax(ups))
+        return min(float(ups[k]), 1.0), int(I[k]), int(J[k])
     c = math.exp(eps) if eps <= 709.0 else math.inf
     err = _approx_error(prep, c) if math.isfinite(c) else math.inf
     if err > _ENUM_ERR:  # large eps: few terms are active, enumerate them (exact, no cancellation)
@@ -676,9 +710,7 @@ def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
         order = np.argsort(-v, kind="stable")
         I, J, v = I[order], J[order], v[order]
     else:
-        I, J = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
-        off = I != J
-        I, J = I[off], J[off]
+        I, J = _off_diagonal(n)
         v, dropped = np.full(I.size, math.inf), -math.inf
     return _resolve(prep, I, J, v, err, dropped, eps)[:3]
 
@@ -753,7 +785,7 @@ def _curve_values(prep: _Prep, eps_sorted: np.ndarray) -> np.ndarray:
         special = (n < 2 or prep.disjoint is not None or prep.ultra.identical or e >= _INF_EPS
                    or (prep.ultra.shared and e >= prep.ultra.log_max))
         err = _approx_error(prep, c) if math.isfinite(c) else math.inf
-        if special or err > _ENUM_ERR or n > _CURVE_MAX_N:
+        if special or err > _ENUM_ERR or n > _CURVE_MAX_N or n * n * prep.m <= _SMALL_WORK:
             out[k] = _max_hockey(prep, e)[0]
             continue
         rows = cols = idx

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import chainamp.lp as lpmod
+import chainamp.mixing as mixing_module
 from chainamp.divergences import hockey_stick
 from chainamp.errors import IncompatibleOperatorsError, InvalidParameterError
 from chainamp.mixing import (DobrushinResult, LDPGuarantee, MixingConditions, dobrushin, dobrushin_curve, doeblin,
@@ -79,9 +80,18 @@ def mp_hockey(p, q, eps: float) -> mpmath.mpf:
 SEEDS = list(range(6))
 
 
+@pytest.fixture(params=["small", "fast"])
+def path(request, monkeypatch):
+    """Run a test through the one-pass small-operator path and through the fast path
+    (candidate search, enumeration) by switching off the small-operator shortcut."""
+    if request.param == "fast":
+        monkeypatch.setattr(mixing_module, "_SMALL_WORK", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
 @pytest.mark.parametrize("eps", EPSILONS, ids=EPS_IDS)
-def test_dobrushin_matches_brute_force(seed, eps):
+def test_dobrushin_matches_brute_force(seed, eps, path):
     rng = np.random.default_rng(seed)
     A = random_stochastic(rng, int(rng.integers(2, 7)), int(rng.integers(2, 7)), zero_prob=0.3 * (seed % 2))
     res = dobrushin(MarkovOperator(A), eps)
@@ -95,7 +105,7 @@ def test_dobrushin_matches_brute_force(seed, eps):
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
-def test_exact_rational_reference(seed):
+def test_exact_rational_reference(seed, path):
     """Reported values are never below the exact value of the stored floats and within 1e-12."""
     rng = np.random.default_rng(100 + seed)
     n, m = int(rng.integers(2, 7)), int(rng.integers(2, 7))
@@ -212,7 +222,7 @@ def test_large_eps_and_tiny_probabilities():
 
 
 @pytest.mark.parametrize("seed", range(3), ids=[f"seed{s}" for s in range(3)])
-def test_large_eps_enumeration_path(seed):
+def test_large_eps_enumeration_path(seed, path):
     """Entries spanning 1e-300..1 and eps from 14 to 745: the active-term enumeration path
     (and the all-pairs fallback) against 60-digit arithmetic."""
     rng = np.random.default_rng(500 + seed)
@@ -230,7 +240,7 @@ def test_large_eps_enumeration_path(seed):
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.5, 3.0, 16.0, 40.0, math.inf], ids=["tv", "0.5", "3", "16", "40", "inf"])
-def test_fast_paths_never_below_exact_arithmetic(eps):
+def test_fast_paths_never_below_exact_arithmetic(eps, path):
     """Rows off 1 by up to 4e-10 (accepted by MarkovOperator), heavy tails, several blocks:
     the reported gamma is >= the exact value of the stored floats and within 1e-12."""
     rng = np.random.default_rng(31)
