@@ -247,6 +247,11 @@ class AmplificationReport:
     notes: tuple = ()
     sources: tuple = field(default=(), repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        return (f"<AmplificationReport M={self.mechanism.description}; K {self.operator.shape[0]}x"
+                f"{self.operator.shape[1]}; best ({fmt_number(self.best.epsilon)}, {fmt_number(self.best.delta)})"
+                f" from {self.best.source}>")
+
     def bound_at(self, epsilon: float) -> Bound:
         """The certified bound with the smallest delta' at ``epsilon`` (lower envelope over sources)."""
         eps = check_epsilon(epsilon, "epsilon")

@@ -106,6 +106,15 @@ class Bound:
             "source", "epsilon", "delta", "gamma", "gamma_epsilon", "input_epsilon", "input_delta", "reference")}
 
 
+def _product_up(a: float, b: float) -> float:
+    """``a * b`` rounded up: one correctly rounded multiplication is at most one float below
+    the exact product, and a product with an exact 0 or 1 factor is exact."""
+    prod = a * b
+    if a in (0.0, 1.0) or b in (0.0, 1.0):
+        return prod
+    return math.nextafter(prod, math.inf)
+
+
 def _eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
     return check_epsilon(epsilon, "epsilon"), check_delta(delta, "delta")
 
@@ -122,7 +131,7 @@ def theorem1_dobrushin(epsilon: float, delta: float, gamma: float) -> Bound:
     """
     eps, d = _eps_delta(epsilon, delta)
     g = check_probability(gamma, "gamma")
-    return Bound(eps, round_up(g * d, 1, upper=1.0), "theorem1.dobrushin", gamma=g, gamma_epsilon=0.0,
+    return Bound(eps, min(_product_up(g, d), 1.0), "theorem1.dobrushin", gamma=g, gamma_epsilon=0.0,
                  input_epsilon=eps, input_delta=d)
 
 
@@ -164,7 +173,7 @@ def theorem1_hockey_stick(epsilon: float, delta: float, gamma: float, *, source:
     eps, d = _eps_delta(epsilon, delta)
     g = check_probability(gamma, "gamma")
     order = hockey_stick_order(eps, d) if gamma_epsilon is None else gamma_epsilon
-    return Bound(eps, round_up(g * d, 1, upper=1.0), source, gamma=g, gamma_epsilon=order,
+    return Bound(eps, min(_product_up(g, d), 1.0), source, gamma=g, gamma_epsilon=order,
                  input_epsilon=eps, input_delta=d)
 
 
@@ -191,6 +200,8 @@ def theorem1_doeblin(epsilon: float, delta: float, gamma: float) -> Bound:
     """
     eps, d = _eps_delta(epsilon, delta)
     g = check_probability(gamma, "gamma")
+    if g == 1.0:  # every operator is 1-Doeblin: plain post-processing, exactly (eps, delta)
+        return Bound(eps, d, "theorem1.doeblin", gamma=g, input_epsilon=eps, input_delta=d)
     eps_p = _amplified_epsilon(eps, g)
     tail = -math.expm1(-eps) if math.isfinite(eps) else 1.0
     delta_p = g * (d + (1.0 - d) * (1.0 - g) * tail)
@@ -213,6 +224,8 @@ def theorem1_ultra_mixing(epsilon: float, delta: float, gamma: float) -> Bound:
     """
     eps, d = _eps_delta(epsilon, delta)
     g = check_probability(gamma, "gamma")
+    if g == 1.0:  # plain post-processing: exactly (eps, delta)
+        return Bound(eps, d, "theorem1.ultra_mixing", gamma=g, input_epsilon=eps, input_delta=d)
     eps_p = _amplified_epsilon(eps, g)
     e_neg = math.exp(-eps)
     beta = e_neg + g * (1.0 - e_neg)

@@ -246,3 +246,18 @@ def test_profile_without_pure_level_needs_delta():
 def test_unknown_input_label():
     with pytest.raises(KeyError, match="not an input"):
         amplify(DP(1.0), MarkovOperator(krr_matrix(3, 1.0)), inputs=[7])
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6, 0.3], ids=str)
+def test_no_mixing_still_certifies_the_input(delta):
+    """Post-processing never hurts: with gamma = 1 for every coefficient (a permutation) the
+    input's own (eps, delta) must be certified exactly, without a rounding ulp on top."""
+    K = MarkovOperator(np.eye(3)[[2, 0, 1]])
+    r = amplify(DP(1.0, delta), K)
+    assert r.best.delta <= delta and r.best.epsilon == pytest.approx(1.0, rel=0, abs=0)
+    assert r.epsilon_at(delta) == 1.0
+
+
+def test_report_repr_is_one_line():
+    r = amplify(DP(1.0), MarkovOperator(krr_matrix(3, 1.0)))
+    assert repr(r).startswith("<AmplificationReport") and "\n" not in repr(r)
