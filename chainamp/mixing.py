@@ -794,7 +794,7 @@ def _curve_values(prep: _Prep, eps_sorted: np.ndarray) -> np.ndarray:
             tI, tJ = np.divmod(top, n)
             tI, tJ = tI[tI != tJ], tJ[tI != tJ]
             vals, ups = _eval_pairs(prep.data, tI, tJ, e)
-            V[tI, tJ] = ups
+            V[tI, tJ] = np.minimum(V[tI, tJ], ups)
             lb = float(np.max(vals - (ups - vals))) if vals.size else -math.inf
             aI, aJ = np.nonzero(V >= lb)
             rows, cols = np.unique(aI), np.unique(aJ)
