@@ -1,4 +1,4 @@
-"""Speed of chainamp.mixing (plain script: ``python tests/benchmarks/bench_mixing.py [--quick]``).
+"""Speed of chainamp.mixing (plain script: ``PYTHONPATH=. python tests/benchmarks/bench_mixing.py [--quick]``).
 
 Goals: Doeblin / ultra-mixing on a dense 4000 x 4000 operator in one pass (< 0.3 s);
 Dobrushin and (gamma, eps)-Dobrushin on a dense 2000 x 2000 operator < 1.5 s and at least
