@@ -38,7 +38,7 @@ from ._validation import check_delta, check_epsilon
 from .bounds import (BOUND_SOURCES, Bound, doeblin_amplifies_delta, doeblin_frontier, hockey_stick_order,
                      ldp_bound, theorem1_dobrushin, theorem1_doeblin, theorem1_hockey_stick, theorem1_ultra_mixing)
 from .errors import IncompatibleOperatorsError, InvalidMechanismError
-from .mixing import dobrushin, doeblin, ldp_guarantee, ultra_mixing
+from .mixing import dobrushin, dobrushin_curve, doeblin, ldp_guarantee, ultra_mixing
 from .operators import MarkovOperator
 from .profiles import DP, PrivacyProfile, privacy_profile
 
@@ -185,8 +185,13 @@ class _CurveSource:
         return hit
 
 
-def _first_finite(*values: float) -> float:
-    return next((v for v in values if math.isfinite(v)), math.inf)
+def _first_finite(*candidates: Callable[[], float]) -> float:
+    """The first finite value among lazily evaluated candidates (later ones may be costly)."""
+    for make in candidates:
+        v = make()
+        if math.isfinite(v):
+            return v
+    return math.inf
 
 
 def _best(sources, fn: str, arg: float) -> Bound | None:
@@ -471,6 +476,10 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
         points = [(p.epsilon, p.delta) for p in mech.points]
     else:
         points = _profile_points(profile, target, [dob.gamma, doe.gamma, ult.gamma])
+    # all Theorem 1(2) orders at once: one pass over the pairs of K (dobrushin_curve)
+    orders = sorted({hockey_stick_order(e, d) for e, d in points} - set(dob_cache))
+    if orders:
+        dob_cache.update(zip(orders, (float(g) for g in dobrushin_curve(Kr, orders))))
     t1 = {name: [] for name in BOUND_SOURCES[:4]}
     for e, d in points:
         t1["theorem1.dobrushin"].append(theorem1_dobrushin(e, d, dob.gamma))
@@ -503,8 +512,8 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
         return theorem1_hockey_stick(e, alpha, dob_at(order), source=name, gamma_epsilon=order)
 
     # at eps' = epsilon_M(d) the input itself has alpha <= d, so tight <= alpha <= d there
-    sources.append(_CurveSource("tight", tight, upper=lambda d: _first_finite(profile.epsilon(d),
-                                                                               ldp.epsilon_at(d))))
+    sources.append(_CurveSource("tight", tight, upper=lambda d: _first_finite(lambda: profile.epsilon(d),
+                                                                               lambda: ldp.epsilon_at(d))))
     if mech.kind in ("profile", "finite"):
         sources[1] = _CurveSource("theorem1.hockey_stick", lambda e: tight(e, "theorem1.hockey_stick"),
                                   upper=lambda d: profile.epsilon(d))
