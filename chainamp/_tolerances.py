@@ -4,12 +4,16 @@ Every public function that uses one of these takes it as a keyword argument of
 the same (lower-case) name, so a caller can override it per call. None of them
 is used to make a bound *smaller*: tolerances only decide whether an input is
 accepted (``row_sum_atol``) or whether two computations agree (``lp_atol``).
+The floating-point error-model constants (``UNIT_ROUNDOFF``, ``SMALLEST_SUBNORMAL``)
+and the internal budgets of the all-pairs search (``TIE_*``, ``L1_FORM_MAX_ERR``) are
+not overridable: they are assumptions of the rounding proofs, not user choices.
 """
 
 from __future__ import annotations
 
 __all__ = ["ROW_SUM_ATOL", "DIST_SUM_ATOL", "LP_ATOL", "LP_FEAS_ATOL", "UNIT_ROUNDOFF", "BISECTION_RTOL",
-           "BISECTION_ATOL", "STATIONARY_RESIDUAL_ATOL", "QUAD_EPSREL"]
+           "BISECTION_ATOL", "STATIONARY_RESIDUAL_ATOL", "QUAD_EPSREL",
+           "SMALLEST_SUBNORMAL", "TIE_BUDGET", "TIE_ERR", "L1_FORM_MAX_ERR"]
 
 #: A row of a Markov operator is accepted when ``|sum(row) - 1| <= ROW_SUM_ATOL``.
 ROW_SUM_ATOL = 1e-9
@@ -30,3 +34,13 @@ STATIONARY_RESIDUAL_ATOL = 1e-12
 #: Relative accuracy asked of scipy.integrate.quad where a quadrature reports a guarantee (the
 #: reported value is then padded by max(quad's error estimate, QUAD_EPSREL * value)).
 QUAD_EPSREL = 1e-10
+#: Smallest positive (subnormal) double, 2**-1074: the absolute error of a product that underflows.
+SMALLEST_SUBNORMAL = 2.0**-1074
+#: All-pairs Dobrushin search: when the L1-form error bound is at most TIE_ERR and more than
+#: TIE_BUDGET candidate pairs tie, only TIE_BUDGET are re-evaluated exactly and the rest are
+#: covered by ``max(v) + err`` (the result may then exceed the exact value by up to ``2 err``; never below).
+TIE_BUDGET = 4096
+TIE_ERR = 1e-10
+#: Above this cancellation bound of the L1 form of ``D_{e^eps}`` (large eps), the active terms
+#: are enumerated instead (no cancellation); it only chooses the path, each path being sound.
+L1_FORM_MAX_ERR = 1e-7

@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import chainamp._pairwise as pairwise_module
 import chainamp.lp as lpmod
-import chainamp.mixing as mixing_module
 from chainamp.divergences import hockey_stick
 from chainamp.errors import IncompatibleOperatorsError, InvalidParameterError
 from chainamp.mixing import (DobrushinResult, LDPGuarantee, MixingConditions, dobrushin, dobrushin_curve, doeblin,
@@ -85,7 +85,7 @@ def path(request, monkeypatch):
     """Run a test through the one-pass small-operator path and through the fast path
     (candidate search, enumeration) by switching off the small-operator shortcut."""
     if request.param == "fast":
-        monkeypatch.setattr(mixing_module, "_SMALL_WORK", 0)
+        monkeypatch.setattr(pairwise_module, "_SMALL_WORK", 0)
     return request.param
 
 
