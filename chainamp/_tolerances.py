@@ -13,7 +13,7 @@ from __future__ import annotations
 
 __all__ = ["ROW_SUM_ATOL", "DIST_SUM_ATOL", "LP_ATOL", "LP_FEAS_ATOL", "UNIT_ROUNDOFF", "BISECTION_RTOL",
            "BISECTION_ATOL", "STATIONARY_RESIDUAL_ATOL", "QUAD_EPSREL",
-           "SMALLEST_SUBNORMAL", "TIE_BUDGET", "TIE_ERR", "L1_FORM_MAX_ERR"]
+           "SMALLEST_SUBNORMAL", "TIE_BUDGET", "TIE_ERR", "L1_FORM_MAX_ERR", "REFUTE_RTOL", "REFUTE_ATOL"]
 
 #: A row of a Markov operator is accepted when ``|sum(row) - 1| <= ROW_SUM_ATOL``.
 ROW_SUM_ATOL = 1e-9
@@ -44,3 +44,8 @@ TIE_ERR = 1e-10
 #: Above this cancellation bound of the L1 form of ``D_{e^eps}`` (large eps), the active terms
 #: are enumerated instead (no cancellation); it only chooses the path, each path being sound.
 L1_FORM_MAX_ERR = 1e-7
+#: io.audit reports a claim refuted (not merely uncertified) only when the exact value exceeds it by more
+#: than ``claim * REFUTE_RTOL + REFUTE_ATOL``: the exact profile is itself rounded up and searched to a
+#: bracket of relative width 1e-7 (BISECTION_RTOL), so a smaller excess could be an artefact of that rounding.
+REFUTE_RTOL = 1e-6
+REFUTE_ATOL = 1e-12
