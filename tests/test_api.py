@@ -80,7 +80,8 @@ LAYERS = {
     "operators": 2, "chain": 2,
     "divergences": 3, "mixing": 3, "_pairwise": 3, "lp": 3,
     "mechanisms": 4, "profiles": 4,
-    "bounds": 5, "amplify": 5, "steps": 5, "calibration": 5, "renyi": 5, "_renyi_sgd": 5, "diffusion": 5,
+    "bounds": 5, "amplify": 5, "steps": 5, "calibration": 5, "renyi": 5, "_renyi_sgd": 5, "_renyi_examples": 5,
+    "diffusion": 5,
     "report": 6, "plot": 6, "io": 6, "_pipeline": 6, "cli": 6, "__main__": 6, "__init__": 7,
 }
 
