@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import expit
 
 from ._logmath import log_expm1, round_up
-from ._validation import check_epsilon, check_int, check_order, check_positive, check_real
+from ._validation import check_epsilon, check_float_array, check_int, check_order, check_positive, check_real
 from .errors import InvalidParameterError
 from .renyi import DEFAULT_ORDERS, RDPConversion, RDPCurve, _exp_up
 
@@ -69,10 +69,7 @@ def iteration_bound(path: Any, sigma: float, lipschitz: float, alpha: float) -> 
     """
     s, lip = _check_lip_sigma(sigma, lipschitz)
     a = check_order(alpha)
-    try:
-        d = np.asarray(path, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"path must be an array of numbers ({exc})") from None
+    d = check_float_array(path, "path")
     if d.ndim != 1 or d.size == 0 or not np.all(np.isfinite(d)) or np.any(d < 0):
         raise InvalidParameterError(f"path must be a non-empty 1-D array of finite distances >= 0 (got {path!r})")
     r = d.size

@@ -26,6 +26,7 @@ __all__ = [
     "check_int",
     "check_distribution",
     "check_choice",
+    "check_float_array",
 ]
 
 
@@ -89,13 +90,28 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     return out
 
 
-def check_distribution(value: Any, name: str, *, size: int | None = None,
-                       atol: float = DIST_SUM_ATOL) -> np.ndarray:
-    """A probability vector: 1-D, finite, non-negative, summing to 1 within ``atol``."""
+def check_float_array(value: Any, name: str, *, ndim: int | None = None, finite: bool = False) -> np.ndarray:
+    """``value`` as a float ndarray (no copy when it already is one); TypeError when it is not numbers.
+
+    With ``ndim``: a non-empty array of exactly that many dimensions; with ``finite``: no inf or NaN
+    entry (InvalidParameterError for either).
+    """
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of numbers ({exc})") from None
+        what = "an array" if ndim is None else f"a {ndim}-D array"
+        raise TypeError(f"{name} must be {what} of numbers ({exc})") from None
+    if ndim is not None and (arr.ndim != ndim or arr.size == 0):
+        raise InvalidParameterError(f"{name} must be a non-empty {ndim}-D array (got shape {arr.shape})")
+    if finite and not np.all(np.isfinite(arr)):
+        raise InvalidParameterError(f"{name} entries must be finite")
+    return arr
+
+
+def check_distribution(value: Any, name: str, *, size: int | None = None,
+                       atol: float = DIST_SUM_ATOL) -> np.ndarray:
+    """A probability vector: 1-D, finite, non-negative, summing to 1 within ``atol``."""
+    arr = check_float_array(value, name)
     if arr.ndim != 1 or arr.size == 0:
         raise InvalidDistributionError(f"{name} must be a non-empty 1-D vector (got shape {arr.shape})")
     if size is not None and arr.size != size:

@@ -114,6 +114,11 @@ def _check_solver(solver: Any) -> str:
     return name
 
 
+def _check_solver_atol(solver: Any, lp_atol: Any) -> tuple[str, float]:
+    """The checked solver name and bracket tolerance of every LP entry point."""
+    return _check_solver(solver), check_positive(lp_atol, "lp_atol")
+
+
 def _dense(matrix: Any, row_sum_atol: float) -> np.ndarray:
     """A validated dense float copy of a row-stochastic matrix (or of a MarkovOperator)."""
     mat = _as_matrix(matrix)
@@ -121,6 +126,27 @@ def _dense(matrix: Any, row_sum_atol: float) -> np.ndarray:
         mat = mat.toarray()
     _check_rows(mat, check_positive(row_sum_atol, "row_sum_atol"))
     return mat
+
+
+def _columns(K: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column minima, column maxima and the live columns (not identically zero) of K.
+
+    The Doeblin and ultra-mixing LPs show the solver their variables on live columns
+    divided by ``max_x K(x, y)`` (every column scaled to max 1); :func:`_unscaled`
+    maps the solver's values back.
+    """
+    colmin, colmax = K.min(axis=0), K.max(axis=0)
+    return colmin, colmax, np.flatnonzero(colmax > 0.0)
+
+
+def _unscaled(value: Any, shape: tuple[int, ...], live: np.ndarray, colmax: np.ndarray, name: str, *,
+              dual: bool) -> np.ndarray:
+    """A solver value on the live columns, in the unscaled LP, zero on the other columns of ``shape``:
+    a primal variable ``v_y / max_x K(x, y)`` is multiplied back, a dual multiplier divided."""
+    out = np.zeros(shape)
+    vals = _values(value, shape[:-1] + (live.size,), name)
+    out[..., live] = vals / colmax[live] if dual else vals * colmax[live]
+    return out
 
 
 def _solve(problem: cp.Problem, solver: str) -> None:
@@ -232,18 +258,14 @@ def doeblin_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_AT
     (0.3, 0.3, 0.7)
     """
     K = _dense(matrix, row_sum_atol)
-    name = _check_solver(solver)
-    atol = check_positive(lp_atol, "lp_atol")
+    name, atol = _check_solver_atol(solver, lp_atol)
     n, m = K.shape
-    colmin, colmax = K.min(axis=0), K.max(axis=0)
-    live = np.flatnonzero(colmax > 0.0)  # a zero column forces nu_y = 0
+    colmin, colmax, live = _columns(K)  # a zero column forces nu_y = 0
     t = cp.Variable(live.size, nonneg=True)  # t_y = nu_y / max_x K(x, y): every column scaled to max 1
     below = t[None, :] <= K[:, live] / colmax[live]
     _solve(cp.Problem(cp.Maximize(colmax[live] @ t), [below]), name)
-    nu_raw = np.zeros(m)
-    nu_raw[live] = _values(t.value, (live.size,), "nu") * colmax[live]
-    w_raw = np.zeros((n, m))
-    w_raw[:, live] = _values(below.dual_value, (n, live.size), "w") / colmax[live]
+    nu_raw = _unscaled(t.value, (m,), live, colmax, "nu", dual=False)
+    w_raw = _unscaled(below.dual_value, (n, m), live, colmax, "w", dual=True)
 
     nu_rep = np.clip(nu_raw, 0.0, colmin)  # exactly feasible: no arithmetic involved
     lower = round_down(float(nu_rep.sum()), m, lower=0.0)
@@ -351,11 +373,9 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
     0.0
     """
     K = _dense(matrix, row_sum_atol)
-    name = _check_solver(solver)
-    atol = check_positive(lp_atol, "lp_atol")
+    name, atol = _check_solver_atol(solver, lp_atol)
     n, m = K.shape
-    colmin, colmax = K.min(axis=0), K.max(axis=0)
-    live = np.flatnonzero(colmax > 0.0)  # zero columns constrain nothing (their floor is 0)
+    colmin, colmax, live = _columns(K)  # zero columns constrain nothing (their floor is 0)
     scaled = K[:, live] / colmax[live]
     r = cp.Variable()
     g = cp.Variable(live.size)
@@ -364,12 +384,9 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
     cap = r <= 1
     _solve(cp.Problem(cp.Maximize(r), [under, over, cap, r >= 0]), name)
     r_raw = _values(r.value, (), "r")
-    floor_raw = np.zeros(m)
-    floor_raw[live] = _values(g.value, (live.size,), "floor") * colmax[live]
-    alpha_raw = np.zeros((n, m))
-    alpha_raw[:, live] = _values(under.dual_value, (n, live.size), "alpha") / colmax[live]
-    beta_raw = np.zeros((n, m))
-    beta_raw[:, live] = _values(over.dual_value, (n, live.size), "beta") / colmax[live]
+    floor_raw = _unscaled(g.value, (m,), live, colmax, "floor", dual=False)
+    alpha_raw = _unscaled(under.dual_value, (n, m), live, colmax, "alpha", dual=True)
+    beta_raw = _unscaled(over.dual_value, (n, m), live, colmax, "beta", dual=True)
     rho_raw = _values(cap.dual_value, (), "rho")
 
     # primal repair: floor = column minima; r capped so that r * colmax <= colmin on every live column
@@ -529,8 +546,7 @@ def hockey_stick_lp(p: Any, q: Any, epsilon: float, *, solver: str | None = None
     p = check_distribution(p, "p")
     q = check_distribution(q, "q", size=p.size)
     eps = check_epsilon(epsilon)
-    name = _check_solver(solver)
-    atol = check_positive(lp_atol, "lp_atol")
+    name, atol = _check_solver_atol(solver, lp_atol)
     return _HockeyStickLP(p.size, name).solve(p, q, eps, atol)
 
 
@@ -602,8 +618,7 @@ def hockey_stick_lp_pairs(matrix: Any, pairs: Iterable[tuple[int, int]], epsilon
     K = _dense(matrix, row_sum_atol)
     todo = _check_pairs(pairs, K.shape[0])
     eps = check_epsilon(epsilon)
-    name = _check_solver(solver)
-    atol = check_positive(lp_atol, "lp_atol")
+    name, atol = _check_solver_atol(solver, lp_atol)
     out: dict[tuple[int, int], LPSolution] = {}
     if not todo:
         return out

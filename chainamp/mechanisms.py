@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from ._validation import check_epsilon, check_int, check_positive, check_probability
+from ._validation import check_epsilon, check_float_array, check_int, check_positive, check_probability
 from .errors import InvalidParameterError
 from .operators import MarkovOperator, kron
 
@@ -442,14 +442,7 @@ def exponential_mechanism(utility: Any, epsilon: float, sensitivity: float | Non
     >>> exponential_mechanism([[1.0, 0.0], [0.0, 1.0]], 2 * math.log(3)).matrix.round(4).tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
-    try:
-        u = np.array(utility, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"utility must be a 2-D array of numbers ({exc})") from None
-    if u.ndim != 2 or u.size == 0:
-        raise InvalidParameterError(f"utility must be a non-empty 2-D array (got shape {u.shape})")
-    if not np.all(np.isfinite(u)):
-        raise InvalidParameterError("utility entries must be finite")
+    u = check_float_array(utility, "utility", ndim=2, finite=True)
     eps = check_epsilon(epsilon, allow_inf=False)
     spread = float(np.max(u.max(axis=0) - u.min(axis=0)))
     delta_u = spread if sensitivity is None else check_positive(sensitivity, "sensitivity")

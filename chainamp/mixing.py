@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ._pairwise import (_INF_EPS, _U, _all_pairs, _clean_sparse, _curve_values, _max_hockey, _Prep, _prepare,
                         _rows, _ultra_core, _up)
-from ._validation import check_choice, check_epsilon, check_int, check_probability, check_real
+from ._validation import check_choice, check_epsilon, check_float_array, check_int, check_probability, check_real
 from .divergences import scaled_by_exp
 from .errors import IncompatibleOperatorsError, InvalidParameterError
 from .operators import MarkovOperator
@@ -343,10 +343,7 @@ def dobrushin(K: MarkovOperator, epsilon: float = 0.0, *, inputs: Any = None, me
 
 
 def _check_epsilons(epsilons: Any, name: str = "epsilons") -> np.ndarray:
-    try:
-        eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of numbers ({exc})") from None
+    eps = np.atleast_1d(check_float_array(epsilons, name))
     if eps.ndim != 1 or eps.size == 0 or np.any(np.isnan(eps)) or np.any(eps < 0):
         raise InvalidParameterError(f"{name} must be a non-empty 1-D array of values >= 0 (got {epsilons!r})")
     return eps

@@ -29,6 +29,21 @@ def stochastic_matrices(draw, min_n=2, max_n=5, min_m=2, max_m=5, zeros=True):
     return random_stochastic(np.random.default_rng(seed), n, m, zero_prob)
 
 
+#: First line of every pipeline file.
+PIPELINE_HEAD = 'format = "chainamp-pipeline/1"\n'
+#: Mechanism and one step of a pipeline file: 3-ary RR at eps = 2, then 3-ary RR at eps = 1 (keys can follow
+#: to extend the step, e.g. ``repeat = 2``).
+TWO_STAGE_RR = '''[mechanism]
+catalogue = "randomized_response"
+k = 3
+epsilon = 2.0
+[[steps]]
+catalogue = "randomized_response"
+k = 3
+epsilon = 1.0
+'''
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20191029)

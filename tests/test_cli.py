@@ -12,20 +12,10 @@ import numpy as np
 import pytest
 
 from chainamp.cli import EXIT_CLAIM_FAILED, EXIT_INVALID, EXIT_OK, build_parser, main
+from conftest import TWO_STAGE_RR
+from conftest import PIPELINE_HEAD as HEAD
 
-HEAD = 'format = "chainamp-pipeline/1"\n'
-GOOD = HEAD + '''name = "two-stage"
-[mechanism]
-catalogue = "randomized_response"
-k = 3
-epsilon = 2.0
-[[steps]]
-catalogue = "randomized_response"
-k = 3
-epsilon = 1.0
-[[claims]]
-epsilon = 0.7
-'''
+GOOD = HEAD + 'name = "two-stage"\n' + TWO_STAGE_RR + "[[claims]]\nepsilon = 0.7\n"
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:

@@ -20,9 +20,10 @@ from chainamp import io as cio
 from chainamp import mechanisms
 from chainamp._progress import Progress
 from chainamp.errors import InvalidOperatorError, InvalidPipelineError
+from conftest import TWO_STAGE_RR
+from conftest import PIPELINE_HEAD as HEAD
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAD = 'format = "chainamp-pipeline/1"\n'
 
 
 def write(tmp_path: Path, text: str, name: str = "p.toml") -> Path:
@@ -477,22 +478,8 @@ def test_property_claims_below_exact_never_certified(n, m, data):
 
 
 def test_audit_result_presentation(tmp_path):
-    res = cio.audit(pipeline(tmp_path, '''name = "demo"
-description = "a description"
-per_step = true
-[mechanism]
-catalogue = "randomized_response"
-k = 3
-epsilon = 2.0
-[[steps]]
-catalogue = "randomized_response"
-k = 3
-epsilon = 1.0
-repeat = 2
-[[claims]]
-epsilon = 0.5
-label = "half"
-'''))
+    res = cio.audit(pipeline(tmp_path, 'name = "demo"\ndescription = "a description"\nper_step = true\n'
+                             + TWO_STAGE_RR + 'repeat = 2\n[[claims]]\nepsilon = 0.5\nlabel = "half"\n'))
     text = str(res)
     assert "pipeline: demo" in text and "a description" in text
     assert "steps 1-2: randomized_response(k=3, epsilon=1.0) (2 times)" in text

@@ -35,6 +35,17 @@ def _quad_hockey(logp, logq, eps, breaks):
     return sum(integrate.quad(f, a, b, epsabs=1e-13, epsrel=1e-11, limit=200)[0] for a, b in pieces)
 
 
+def _assert_matches_quadrature(prof, lp, lq, knots):
+    """``prof.delta(eps)`` against ``_quad_hockey`` of the log-densities at every eps of EPS_GRID
+    (``knots(eps)``: the breakpoints of the integrand): within 1e-9, and an upper bound up to the
+    quadrature error."""
+    for eps in EPS_GRID:
+        ref = _quad_hockey(lambda y: float(lp(y)), lambda y: float(lq(y)), eps, knots(eps))
+        got = prof.delta(eps)
+        assert got == pytest.approx(ref, abs=1e-9), eps
+        assert got >= ref - 1e-12, eps
+
+
 # ----------------------------------------------------------------------------- Laplace
 @pytest.mark.parametrize("scale,sens", [(1.0, 1.0), (0.5, 1.0), (2.0, 3.0), (0.3, 0.1)],
                          ids=["b1-s1", "b0.5-s1", "b2-s3", "b0.3-s0.1"])
@@ -42,14 +53,9 @@ def test_laplace_matches_numerical_integration(scale, sens):
     # Brute force: D_{e^eps}(Lap(0, b) || Lap(sens, b)) by quadrature; tolerance 1e-9 absolute
     # (quad's requested accuracy is 1e-11 relative / 1e-13 absolute on each piece).
     prof = PrivacyProfile.laplace(scale, sens)
-    lp = stats.laplace(0.0, scale).logpdf
-    lq = stats.laplace(sens, scale).logpdf
-    for eps in EPS_GRID:
-        ystar = (sens - scale * eps) / 2.0  # where the log-likelihood ratio crosses eps
-        ref = _quad_hockey(lambda y: float(lp(y)), lambda y: float(lq(y)), eps, [0.0, sens, ystar])
-        got = prof.delta(eps)
-        assert got == pytest.approx(ref, abs=1e-9), eps
-        assert got >= ref - 1e-12, eps  # an upper bound, up to the quadrature error
+    # knots: 0, sens and where the log-likelihood ratio crosses eps
+    _assert_matches_quadrature(prof, stats.laplace(0.0, scale).logpdf, stats.laplace(sens, scale).logpdf,
+                               lambda eps: [0.0, sens, (sens - scale * eps) / 2.0])
     assert prof.pure_epsilon >= sens / scale
     assert prof.delta(prof.pure_epsilon) == 0.0 and prof.exact
 
@@ -68,14 +74,8 @@ def test_laplace_closed_form_and_inverse():
 def test_gaussian_matches_numerical_integration(sigma, sens):
     # Same brute force as for Laplace; tolerance 1e-9 absolute.
     prof = PrivacyProfile.gaussian(sigma, sens)
-    lp = stats.norm(0.0, sigma).logpdf
-    lq = stats.norm(sens, sigma).logpdf
-    for eps in EPS_GRID:
-        ystar = sens / 2.0 - eps * sigma**2 / sens
-        ref = _quad_hockey(lambda y: float(lp(y)), lambda y: float(lq(y)), eps, [ystar, 0.0, sens])
-        got = prof.delta(eps)
-        assert got == pytest.approx(ref, abs=1e-9), eps
-        assert got >= ref - 1e-12, eps
+    _assert_matches_quadrature(prof, stats.norm(0.0, sigma).logpdf, stats.norm(sens, sigma).logpdf,
+                               lambda eps: [sens / 2.0 - eps * sigma**2 / sens, 0.0, sens])
 
 
 @pytest.mark.parametrize("sigma", [0.05, 1.0, 20.0], ids=["s0.05", "s1", "s20"])

@@ -10,30 +10,19 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import time
+from pathlib import Path
 
 import cvxpy as cp
 import numpy as np
 
 from chainamp.lp import LP_SOLVERS, doeblin_lp, hockey_stick_lp_pairs, ultra_mixing_lp
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the test suite's matrix generators
+from conftest import krr_matrix as krr, random_stochastic  # noqa: E402
+
 GOAL_SECONDS = 10.0
-
-
-def random_stochastic(rng: np.random.Generator, n: int, m: int, zero_prob: float = 0.0) -> np.ndarray:
-    mat = rng.random((n, m)) ** 2
-    if zero_prob:
-        mask = rng.random((n, m)) < zero_prob
-        mask[np.arange(n), rng.integers(0, m, n)] = False
-        mat[mask] = 0.0
-    return mat / mat.sum(axis=1, keepdims=True)
-
-
-def krr(k: int, eps: float) -> np.ndarray:
-    keep = np.exp(eps) / (np.exp(eps) + k - 1)
-    mat = np.full((k, k), (1 - keep) / (k - 1))
-    np.fill_diagonal(mat, keep)
-    return mat
 
 
 def best_time(func, repeat: int):
