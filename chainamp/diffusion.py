@@ -48,7 +48,7 @@ import numpy as np
 from scipy import integrate
 
 from ._logmath import log_expm1, round_up
-from ._tolerances import UNIT_ROUNDOFF, QUAD_EPSREL
+from ._tolerances import UNIT_ROUNDOFF, QUAD_EPSREL, SMALLEST_SUBNORMAL
 from ._validation import check_choice, check_int, check_order, check_positive, check_real
 from .errors import InvalidParameterError
 
@@ -72,7 +72,7 @@ _METHODS = ("closed_form", "quadrature")
 _QUAD_U_MAX = 100.0  # quadrature over s in [t, t e^100]
 _QUAD_T_MAX = 1e250  # keeps t e^100 finite
 _LOG_MAX = math.log(np.finfo(float).max)
-_TINY = math.ulp(0.0)  # smallest positive float: a lower cap for positive upper bounds
+_TINY = SMALLEST_SUBNORMAL  # a positive exact value rounds UP to at least this
 
 
 # ----------------------------------------------------------------------------- results

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from ._logmath import round_up_array
-from ._tolerances import BISECTION_ATOL, BISECTION_RTOL, UNIT_ROUNDOFF
+from ._tolerances import BISECTION_ATOL, BISECTION_RTOL, UNIT_ROUNDOFF, SMALLEST_SUBNORMAL
 from ._validation import check_delta, check_epsilon, check_int, check_positive
 from .errors import InvalidMechanismError, InvalidParameterError
 from .operators import MarkovOperator
@@ -45,7 +45,7 @@ __all__ = [
     "neighbor_pairs",
 ]
 
-_TINY = 5e-324  # smallest positive double: a positive exact value rounds UP to at least this
+_TINY = SMALLEST_SUBNORMAL  # a positive exact value rounds UP to at least this
 _EPS_SEARCH_MAX = 4096.0  # no finite eps beyond this is searched by PrivacyProfile.epsilon
 
 
