@@ -535,8 +535,12 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
         listed.extend(theorem1_doeblin(p.epsilon, p.delta, doe.gamma) for p in mech.points)
     for s in sources:
         b = s.bound_at_delta(target)
-        if b is not None and b not in listed:
-            listed.append(b)
+        # the gamma = 1 end of the Doeblin freedom only restates an input point: not worth a row
+        if b is None or b in listed:
+            continue
+        if b.source == "theorem1.doeblin" and b.gamma == 1.0 and doe.gamma < 1.0:
+            continue
+        listed.append(b)
     order_key = {name: i for i, name in enumerate(BOUND_SOURCES)}
     listed.sort(key=lambda b: (order_key[b.source], b.epsilon, b.delta))
     at_target = [b for b in listed if b.delta <= target]
