@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import networkx as nx
@@ -349,7 +350,9 @@ class PrivacyProfile:
         b = check_positive(scale, "scale")
         s = check_positive(sensitivity, "sensitivity")
         eps0 = s / b
-        if eps0 * b != s:  # inexact division: push eps0 up
+        # the division is correctly rounded, possibly DOWN; the float check ``eps0 * b != s`` cannot see
+        # that (the product rounds too: 3 * (1/3 rounded down) == 1.0), so compare exact rationals
+        if math.isfinite(eps0) and Fraction(eps0) * Fraction(b) < Fraction(s):
             eps0 = math.nextafter(eps0, math.inf)
 
         def evaluate(eps: np.ndarray) -> np.ndarray:
