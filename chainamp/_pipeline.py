@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import inspect
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -141,6 +142,8 @@ def _inline_matrix(value: Any, ctx: _Ctx, fieldname: str) -> np.ndarray:
 
 def _read_array(path: Path) -> np.ndarray:
     """A 2-D float array from a CSV (comma-separated, ``#`` comments) or NPY file; InvalidOperatorError."""
+    if path.is_dir():
+        raise InvalidOperatorError(f"{path}: is a folder, not a matrix file")
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".txt", ".npy"):
         raise InvalidOperatorError(f"{path}: unknown matrix file type {path.suffix!r} (use .csv or .npy)")
@@ -150,7 +153,13 @@ def _read_array(path: Path) -> np.ndarray:
         if suffix == ".npy":
             arr = np.load(path, allow_pickle=False)
         else:
-            arr = np.loadtxt(path, delimiter=",", comments="#", ndmin=2, dtype=float)
+            with warnings.catch_warnings():  # an empty file: numpy warns, we say it below in one line
+                warnings.simplefilter("ignore", UserWarning)
+                arr = np.loadtxt(path, delimiter=",", comments="#", ndmin=2, dtype=float)
+            if arr.size == 0:
+                raise InvalidOperatorError(f"{path}: no numbers in the file (an empty matrix)")
+    except InvalidOperatorError:
+        raise
     except (ValueError, OSError, EOFError) as exc:
         kind = "NPY" if suffix == ".npy" else "numeric CSV"
         raise InvalidOperatorError(f"{path}: not a readable {kind} matrix ({' '.join(str(exc).split())})") from None
@@ -228,6 +237,12 @@ class Pipeline:
     per_step: bool = False
     source: Path | None = None
 
+    def __repr__(self) -> str:
+        n, c = len(self.operators), len(self.claims)
+        where = f" from {self.source}" if self.source is not None else ""
+        return (f"<Pipeline {self.name or '(unnamed)'!r}{where}: M = {self.mechanism_description}; "
+                f"{n} step{'s' if n != 1 else ''}; {c} claim{'s' if c != 1 else ''}>")
+
 
 # --------------------------------------------------------------------------- parsing
 def read_toml(path: Path) -> dict:
@@ -238,6 +253,8 @@ def read_toml(path: Path) -> dict:
             import tomli as tomllib  # type: ignore[no-redef]
         except ModuleNotFoundError:
             raise InvalidPipelineError(f"{path}: reading TOML on Python 3.10 needs the 'tomli' package") from None
+    if path.is_dir():
+        raise InvalidPipelineError(f"{path}: is a folder, not a pipeline file (.toml)")
     if not path.is_file():
         raise InvalidPipelineError(f"{path}: no such pipeline file")
     try:
@@ -253,7 +270,9 @@ def parse_document(data: Any, source: str | Path | None = None) -> Pipeline:
     """Check a parsed pipeline document and build the :class:`Pipeline` (see :func:`chainamp.io.parse_pipeline`)."""
     ctx = _Ctx(None if source is None else Path(source))
     if not isinstance(data, dict):
-        raise ctx.error("(document)", "must be a table")
+        hint = " (TOML text: parse it with tomllib.loads, or give the file to load_pipeline)" \
+            if isinstance(data, str) else ""
+        raise ctx.error("(document)", f"must be a table (a dict), got {type(data).__name__}{hint}")
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
         raise ctx.error(unknown[0], f"unknown key (allowed: {', '.join(sorted(_TOP_KEYS))})")
@@ -386,7 +405,10 @@ def _call(fn: Callable, params: dict, ctx: _Ctx, fld: str, what: str):
     try:
         return fn(**params)
     except (ChainampError, ValueError, TypeError) as exc:
-        raise ctx.error(fld, f"{what}: {exc}") from None
+        # "k must be an integer ...": point at the field of the file that holds the bad parameter
+        first = str(exc).split(" ", 1)[0]
+        where = f"{fld}.{first}" if first in params else fld
+        raise ctx.error(where, f"{what}: {exc}") from None
 
 
 def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True) -> tuple[MarkovOperator, str, int]:

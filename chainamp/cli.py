@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,15 +65,41 @@ def _clean(value):
     return value
 
 
-def _write_report(result: Any, path: str, title: str | None) -> None:
+def _check_report_path(path: str | None) -> None:
+    """Refuse a bad ``--report`` before any work: a wrong suffix or a folder that does not exist."""
+    if path is None:
+        return
     if not path.lower().endswith((".html", ".htm", ".md")):
         raise _UsageError(f"--report: {path}: the file name must end in .html or .md")
+    folder = os.path.dirname(os.path.abspath(os.path.expanduser(path)))
+    if not os.path.isdir(folder):
+        raise _UsageError(f"--report: {path}: the folder {folder} does not exist")
+    if os.path.isdir(os.path.expanduser(path)):
+        raise _UsageError(f"--report: {path}: is a folder, not a file name")
+
+
+def _write_report(result: Any, path: str, title: str | None) -> None:
+    _check_report_path(path)
     try:
         from .report import write_report
     except ImportError as exc:  # pragma: no cover - the module ships with chainamp
         raise _UsageError(f"--report: the report writer is not available ({exc})") from None
-    out = write_report(result, path, title=title)
+    try:
+        out = write_report(result, os.path.expanduser(path), title=title)
+    except OSError as exc:
+        raise _UsageError(f"--report: {path}: cannot write ({exc.strerror or exc})") from None
     print(f"report written to {out}", file=sys.stderr)
+
+
+def _check_epsilon_option(value: float | None, option: str) -> None:
+    """A negative or NaN ``--epsilon``-like option, named as typed on the command line."""
+    if value is not None and not value >= 0:
+        raise _UsageError(f"{option}: must be a number >= 0 (got {value})")
+
+
+def _check_delta_option(value: float | None, option: str) -> None:
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise _UsageError(f"{option}: must be in [0, 1] (got {value})")
 
 
 # --------------------------------------------------------------------------- demo
@@ -103,8 +130,19 @@ def _demo(args: argparse.Namespace) -> int:
     print()
     print(ca.amplify(mechanisms.randomized_response(5, 2.0), K))
     print()
-    print("Next: chainamp audit datasets/two_stage_rr/pipeline.toml   (see chainamp audit --help)")
+    print(_next_step())
     return EXIT_OK
+
+
+def _next_step() -> str:
+    """Where to go after the demo: a shipped pipeline file when one is reachable, else the help."""
+    rel = os.path.join("datasets", "two_stage_rr", "pipeline.toml")
+    if os.path.isfile(rel):
+        return f"Next: chainamp audit {rel}   (see chainamp audit --help)"
+    repo = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), rel)
+    if os.path.isfile(repo):  # an editable install run from another folder
+        return f"Next: chainamp audit {repo}   (see chainamp audit --help)"
+    return "Next: chainamp audit --help   (a pipeline file describes M, the steps K and the claims to check)"
 
 
 # --------------------------------------------------------------------------- coefficients
@@ -172,6 +210,8 @@ def _coefficients(args: argparse.Namespace) -> int:
     from ._progress import Progress
     from .io import load_operator
 
+    _check_epsilon_option(args.epsilon, "--epsilon")
+    _check_report_path(args.report)
     K = load_operator(args.matrix)
     with Progress("coefficients") as bar:
         res = {"dobrushin": ca.dobrushin(K)}
@@ -194,11 +234,19 @@ def _amplify(args: argparse.Namespace) -> int:
     from ._progress import Progress
     from .io import load_operator
 
+    _check_epsilon_option(args.epsilon, "--epsilon")
+    if math.isinf(args.epsilon):
+        raise _UsageError(f"--epsilon: must be finite (got {args.epsilon})")
+    _check_delta_option(args.delta, "--delta")
+    _check_delta_option(args.target_delta, "--target-delta")
+    _check_report_path(args.report)
     ops = [load_operator(p) for p in args.operator]
-    try:
-        mech = ca.DP(args.epsilon, args.delta)
-    except (TypeError, ValueError) as exc:
-        raise _UsageError(f"--epsilon/--delta: {exc}") from None
+    for (before, K1), (after, K2) in zip(zip(args.operator, ops), zip(args.operator[1:], ops[1:])):
+        if set(K1.outputs) != set(K2.inputs) or len(K1.outputs) != len(K2.inputs):
+            raise _UsageError(f"{after}: its {len(K2.inputs)} inputs {_labels(K2.inputs)} are not the "
+                              f"{len(K1.outputs)} outputs {_labels(K1.outputs)} of {before}, the operator "
+                              "applied before it")
+    mech = ca.DP(args.epsilon, args.delta)
     with Progress("amplify") as bar:
         if args.steps:
             bar.update(f"{len(ops)} steps")
@@ -209,11 +257,17 @@ def _amplify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _labels(labels: tuple, k: int = 4) -> str:
+    shown = ", ".join(repr(x) for x in labels[:k])
+    return f"[{shown}{', ...' if len(labels) > k else ''}]"
+
+
 # --------------------------------------------------------------------------- audit
 def _audit(args: argparse.Namespace) -> int:
     from ._progress import Progress
     from .io import audit, load_pipeline
 
+    _check_report_path(args.report)
     pipeline = load_pipeline(args.pipeline)
     with Progress(f"auditing {args.pipeline}") as bar:
         result = audit(pipeline, progress=bar.update)
@@ -226,14 +280,31 @@ def _fmt() -> type:
     return argparse.RawDescriptionHelpFormatter
 
 
+def _wrap(text: str) -> str:
+    """A description wrapped for a terminal (the raw formatter keeps the epilogs' examples as written)."""
+    return textwrap.fill(text, width=79, break_on_hyphens=False)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit 2) that point at ``--help``."""
+
+    def error(self, message: str):
+        if "required: COMMAND" in message:
+            message = "missing COMMAND (one of demo, audit, coefficients, amplify)"
+        self.exit(EXIT_INVALID, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
-    p = argparse.ArgumentParser(
+    from . import __version__
+
+    p = _Parser(
         prog="chainamp", formatter_class=_fmt(),
         description="Certified privacy amplification by stochastic post-processing.",
         epilog="examples:\n  chainamp demo\n  chainamp audit datasets/two_stage_rr/pipeline.toml\n"
                "  chainamp coefficients K.csv --epsilon 1\n  chainamp amplify --epsilon 2 --delta 1e-6 K.csv\n\n"
                "exit codes: 0 success, 1 a claim is not certified (audit), 2 invalid input")
+    p.add_argument("--version", action="version", version=f"chainamp {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def outputs(sp, report: bool = True):
@@ -243,15 +314,16 @@ def build_parser() -> argparse.ArgumentParser:
                                                              "(FILE ends in .html or .md)")
 
     d = sub.add_parser("demo", help="a short tour: coefficients of a few operators and two reports",
-                       description="Print the mixing coefficients of a few operators and two amplification "
-                                   "reports.", formatter_class=_fmt(), epilog="example:\n  chainamp demo")
+                       description=_wrap("Print the mixing coefficients of a few operators and two amplification "
+                                         "reports."), formatter_class=_fmt(), epilog="example:\n  chainamp demo")
     d.set_defaults(func=_demo)
 
     au = sub.add_parser(
         "audit", help="audit a pipeline file: certified bounds and a verdict per claim",
-        description="Read a pipeline file (TOML, format chainamp-pipeline/1, see docs/pipeline-format.md), "
-                    "certify (epsilon', delta') for its post-processing of the input mechanism, and check "
-                    "each claim. Exit 0 when every claim is certified, 1 when one is not, 2 on invalid input.",
+        description=_wrap("Read a pipeline file (TOML, format chainamp-pipeline/1, see docs/pipeline-format.md), "
+                          "certify (epsilon', delta') for its post-processing of the input mechanism, and check "
+                          "each claim. Exit 0 when every claim is certified, 1 when one is not, 2 on invalid "
+                          "input."),
         formatter_class=_fmt(),
         epilog="example:\n  chainamp audit datasets/rappor/pipeline.toml --report rappor.html\n\n"
                "a minimal pipeline file:\n"
@@ -265,8 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=_audit)
 
     c = sub.add_parser("coefficients", help="the four mixing coefficients of a matrix, with witnesses",
-                       description="Mixing coefficients (Definition 1 of Balle et al. 2019) with witnesses, the "
-                                   "pure LDP level and, for a square matrix, the chain analysis.",
+                       description=_wrap("Mixing coefficients (Definition 1 of Balle et al. 2019) with witnesses, "
+                                         "the pure LDP level and, for a square matrix with the same input and "
+                                         "output labels, the chain analysis."),
                        formatter_class=_fmt(), epilog="example:\n  chainamp coefficients K.csv --epsilon 1.0 --json")
     c.add_argument("matrix", help="a CSV (comma-separated rows, # comments) or NPY file of a row-stochastic matrix")
     c.add_argument("--epsilon", type=float, default=None, help="also the (gamma, epsilon)-Dobrushin coefficient")
@@ -274,8 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_coefficients)
 
     a = sub.add_parser("amplify", help="certified (eps', delta') for K o M with M a black-box (eps, delta)-DP",
-                       description="Every certified bound for a black-box (epsilon, delta)-DP input followed by "
-                                   "the given operator(s), applied in order.", formatter_class=_fmt(),
+                       description=_wrap("Every certified bound for a black-box (epsilon, delta)-DP input followed "
+                                         "by the given operator(s), applied in order. For a finite input "
+                                         "mechanism (and its exact profile) write a pipeline file and use "
+                                         "chainamp audit."), formatter_class=_fmt(),
                        epilog="example:\n  chainamp amplify --epsilon 2 --delta 1e-6 K1.csv K2.npy\n"
                               "  chainamp amplify --epsilon 1 --steps K.csv K.csv K.csv   # epsilon'(t)")
     a.add_argument("operator", nargs="+", help="CSV or NPY files of the post-processing operators, in order")

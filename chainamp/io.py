@@ -67,7 +67,13 @@ def load_operator(path: str | Path, *, inputs: Any = None, outputs: Any = None,
     >>> load_operator(f).matrix.tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
-    return read_operator(Path(path), inputs, outputs, row_sum_atol)
+    return read_operator(_path(path), inputs, outputs, row_sum_atol)
+
+
+def _path(path: Any, name: str = "path") -> Path:
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"{name} must be a file name (str or pathlib.Path), got {type(path).__name__} {path!r}")
+    return Path(path).expanduser()
 
 
 # --------------------------------------------------------------------------- audit results
@@ -118,34 +124,59 @@ class AuditResult:
         return all(v.holds for v in self.verdicts)
 
     def _claim_rows(self):
-        return [[v.claim.label or v.claim.statement(), v.certified, v.exact, v.source, v.status]
-                for v in self.verdicts]
+        # the statement checked is always shown: a label is free text and could say anything
+        labelled = any(v.claim.label for v in self.verdicts)
+        return [([v.claim.label] if labelled else []) + [v.claim.statement(), v.certified, v.exact, v.source,
+                                                         v.status] for v in self.verdicts]
 
-    _CLAIM_HEADER = ["claim", "certified", "exact", "from", "verdict"]
+    def _claim_header(self) -> list:
+        labelled = any(v.claim.label for v in self.verdicts)
+        return (["claim"] if labelled else []) + ["checked", "certified", "exact", "from", "verdict"]
 
-    def __str__(self) -> str:
+    def _summary(self) -> str:
+        if not self.verdicts:
+            return "no claims to check"
+        bad = sum(not v.holds for v in self.verdicts)
+        return (f"all {len(self.verdicts)} claim(s) certified" if not bad else
+                f"{bad} of {len(self.verdicts)} claim(s) NOT certified")
+
+    def _head(self) -> list:
         p = self.pipeline
         head = [f"pipeline: {p.name or '(unnamed)'}" + (f"  [{p.source}]" if p.source else "")]
         if p.description:
             head.append(p.description)
+        if p.provenance:
+            head.append(f"provenance: {p.provenance}")
         head.append(f"M = {p.mechanism_description}")
-        head += _step_lines(p.step_names)
-        parts = ["\n".join(head), str(self.report)]
+        return head + _step_lines(p.step_names)
+
+    def __str__(self) -> str:
+        parts = ["\n".join(self._head()), str(self.report)]
         if self.steps is not None:
             parts.append(str(self.steps))
         if self.verdicts:
-            parts.append(text_table(self._CLAIM_HEADER, self._claim_rows(), title="claims"))
-            bad = sum(not v.holds for v in self.verdicts)
-            parts.append(f"all {len(self.verdicts)} claim(s) certified" if not bad else
-                         f"{bad} of {len(self.verdicts)} claim(s) NOT certified")
+            parts.append(text_table(self._claim_header(), self._claim_rows(), title="claims"))
+            parts.append(self._summary())
         return "\n\n".join(parts)
 
+    def __repr__(self) -> str:
+        p = self.pipeline
+        best = self.report.best
+        return (f"<AuditResult {p.name or '(unnamed)'!r}: {self._summary()}; best ({best.epsilon:.6g}, "
+                f"{best.delta:.6g}) from {best.source}>")
+
     def _repr_html_(self) -> str:
+        import html
+
         from ._table import html_table
 
-        out = self.report._repr_html_()
+        head = self._head()
+        out = f"<p><b>{html.escape(head[0])}</b></p>"
+        out += "".join(f"<p>{html.escape(line)}</p>" for line in head[1:])
+        out += self.report._repr_html_()
         if self.verdicts:
-            out += html_table(self._CLAIM_HEADER, self._claim_rows(), title="claims")
+            out += html_table(self._claim_header(), self._claim_rows(), title="claims")
+            out += f"<p><b>{html.escape(self._summary())}</b></p>"
         return out
 
     def to_dict(self) -> dict:
@@ -203,7 +234,7 @@ def load_pipeline(path: str | Path) -> Pipeline:
     >>> result.ok, round(result.verdicts[0].certified, 4)
     (True, 0.802)
     """
-    p = Path(path)
+    p = _path(path)
     return parse_pipeline(read_toml(p), source=p)
 
 
@@ -229,7 +260,7 @@ def parse_pipeline(data: dict, *, source: str | Path | None = None) -> Pipeline:
 
 
 # --------------------------------------------------------------------------- audit
-def audit(pipeline: Pipeline, *, progress: Callable[[str], None] | None = None) -> AuditResult:
+def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | None = None) -> AuditResult:
     """Certify the pipeline with :func:`chainamp.amplify` and check each claim.
 
     A claim of form ``epsilon_at`` holds when ``report.epsilon_at(delta) <= epsilon``,
@@ -238,7 +269,9 @@ def audit(pipeline: Pipeline, *, progress: Callable[[str], None] | None = None) 
     finite M the exact value is shown too, and a claim the exact profile exceeds
     (beyond its rounding) is reported ``refuted``.
 
-    ``progress`` (optional) is called with a short text before each stage.
+    ``pipeline`` is a :class:`Pipeline` or the path of a pipeline file (read with
+    :func:`load_pipeline`). ``progress`` (optional) is called with a short text
+    before each stage.
 
     Examples
     --------
@@ -249,8 +282,11 @@ def audit(pipeline: Pipeline, *, progress: Callable[[str], None] | None = None) 
     >>> [(round(v.certified, 4), v.status) for v in result.verdicts], result.ok
     ([(0.4706, 'certified'), (0.4706, 'not certified')], False)
     """
+    if isinstance(pipeline, (str, Path)):
+        pipeline = load_pipeline(pipeline)
     if not isinstance(pipeline, Pipeline):
-        raise TypeError(f"pipeline must be a Pipeline (from load_pipeline), got {type(pipeline).__name__}")
+        raise TypeError(f"pipeline must be a Pipeline (from load_pipeline) or the path of a pipeline file, "
+                        f"got {type(pipeline).__name__}")
     ctx = _Ctx(pipeline.source)
     say = progress or (lambda text: None)
     ops = list(pipeline.operators)

@@ -180,10 +180,12 @@ def test_amplify_steps_and_target_delta(capsys, rr_csv):
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["--epsilon", "-1"], "--epsilon/--delta: epsilon must be >= 0"),
-    (["--epsilon", "1", "--delta", "2"], "--epsilon/--delta: delta must be in [0, 1]"),
-    (["--epsilon", "nan"], "--epsilon/--delta: epsilon must not be NaN"),
-], ids=["negative-epsilon", "delta-range", "nan"])
+    (["--epsilon", "-1"], "--epsilon: must be a number >= 0 (got -1.0)"),
+    (["--epsilon", "1", "--delta", "2"], "--delta: must be in [0, 1] (got 2.0)"),
+    (["--epsilon", "nan"], "--epsilon: must be a number >= 0 (got nan)"),
+    (["--epsilon", "inf"], "--epsilon: must be finite (got inf)"),
+    (["--epsilon", "1", "--target-delta", "-1"], "--target-delta: must be in [0, 1] (got -1.0)"),
+], ids=["negative-epsilon", "delta-range", "nan", "inf", "target-delta"])
 def test_amplify_bad_numbers(capsys, rr_csv, argv, expected):
     code, _, err = run(capsys, ["amplify", *argv, rr_csv])
     assert code == EXIT_INVALID
@@ -194,7 +196,8 @@ def test_amplify_incompatible_operators(tmp_path, capsys, rr_csv):
     wide = write(tmp_path, "W.csv", "1,0,0\n0,1,0\n")
     code, _, err = run(capsys, ["amplify", "--epsilon", "1", wide, rr_csv])
     assert code == EXIT_INVALID
-    assert_one_line_error(err, "cannot compose")
+    # names both files: which operator does not take the other's outputs
+    assert_one_line_error(err, f"{rr_csv}: its 2 inputs [0, 1] are not the 3 outputs [0, 1, 2] of {wide}")
 
 
 # --------------------------------------------------------------------------- demo, help, usage
@@ -242,3 +245,135 @@ def test_broken_pipe_is_quiet(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_demo", closed_reader)
     code = main(["demo"])
     assert code == cli.EXIT_SIGPIPE and capsys.readouterr().err == ""
+
+
+# --------------------------------------------------------------------------- usage polish (one line, named options)
+def test_version(capsys):
+    import chainamp
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"chainamp {chainamp.__version__}"
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], "chainamp: error: missing COMMAND (one of demo, audit, coefficients, amplify) (see chainamp --help)"),
+    (["coefficients", "K.csv", "--epsilon", "abc"],
+     "chainamp coefficients: error: argument --epsilon: invalid float value: 'abc' (see chainamp coefficients --help)"),
+    (["frobnicate"], "chainamp: error: argument COMMAND: invalid choice: 'frobnicate'"),
+], ids=["no-command", "bad-float", "unknown-command"])
+def test_argparse_errors_are_one_line(capsys, argv, expected):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == EXIT_INVALID
+    assert_one_line_error(capsys.readouterr().err, expected)
+
+
+def test_coefficients_bad_epsilon_names_the_option(capsys, rr_csv):
+    code, out, err = run(capsys, ["coefficients", rr_csv, "--epsilon", "-1"])
+    assert code == EXIT_INVALID and out == ""
+    assert_one_line_error(err, "chainamp coefficients: error: --epsilon: must be a number >= 0 (got -1.0)")
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("", "no numbers in the file (an empty matrix)"),
+    ("# only a comment\n", "no numbers in the file (an empty matrix)"),
+], ids=["empty", "comment-only"])
+def test_coefficients_empty_csv_one_line_no_warning(tmp_path, capsys, content, expected):
+    import warnings
+
+    path = write(tmp_path, "K.csv", content)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "input contained no data" must not reach the user
+        code, _, err = run(capsys, ["coefficients", path])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, f"{path}: {expected}")
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("coefficients", "is a folder, not a matrix file"),
+    ("audit", "is a folder, not a pipeline file (.toml)"),
+], ids=["matrix", "pipeline"])
+def test_a_folder_instead_of_a_file(tmp_path, capsys, command, expected):
+    code, _, err = run(capsys, [command, str(tmp_path)])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, f"{tmp_path}: {expected}")
+
+
+@pytest.mark.parametrize("target, expected", [
+    ("missing/r.html", "the folder"),
+    (".", "the file name must end in .html or .md"),
+], ids=["missing-folder", "a-folder"])
+def test_report_path_checked_before_any_work(tmp_path, capsys, monkeypatch, target, expected):
+    import chainamp.io as cio
+
+    monkeypatch.setattr(cio, "audit", lambda *a, **k: pytest.fail("audited before checking --report"))
+    code, out, err = run(capsys, ["audit", write(tmp_path, "p.toml", GOOD), "--report", str(tmp_path / target)])
+    assert code == EXIT_INVALID and out == ""
+    assert_one_line_error(err, "chainamp audit: error: --report:", expected)
+
+
+def test_report_path_that_is_a_folder(tmp_path, capsys):
+    folder = tmp_path / "r.html"
+    folder.mkdir()
+    code, _, err = run(capsys, ["coefficients", write(tmp_path, "K.csv", "1,0\n0,1\n"), "--report", str(folder)])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, f"--report: {folder}: is a folder, not a file name")
+
+
+def test_report_write_failure_is_one_line(tmp_path, capsys, monkeypatch):
+    import chainamp.report as creport
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(creport, "write_report", refuse)
+    out_file = str(tmp_path / "r.html")
+    code, _, err = run(capsys, ["amplify", "--epsilon", "1", write(tmp_path, "K.csv", "1,0\n0,1\n"),
+                                "--report", out_file])
+    assert code == EXIT_INVALID
+    assert_one_line_error(err, f"--report: {out_file}: cannot write (Permission denied)")
+
+
+@pytest.mark.parametrize("where, expected", [
+    ("repo", "Next: chainamp audit datasets/two_stage_rr/pipeline.toml"),
+    ("elsewhere", "Next: chainamp audit "),
+], ids=["from-the-repository", "from-another-folder"])
+def test_demo_next_step_is_a_path_that_exists(tmp_path, monkeypatch, where, expected):
+    import os
+
+    import chainamp.cli as cli
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1] if where == "repo" else tmp_path)
+    line = cli._next_step()
+    assert line.startswith(expected)
+    shown = line.split()[3]
+    assert shown == "--help" or os.path.isfile(shown), line
+
+
+def test_demo_next_step_without_the_datasets(tmp_path, monkeypatch):
+    import os
+
+    import chainamp.cli as cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(os.path, "isfile", lambda p: False)
+    assert cli._next_step().startswith("Next: chainamp audit --help")
+
+
+@pytest.mark.parametrize("command", ["audit", "coefficients", "amplify", "demo"])
+def test_help_descriptions_fit_a_terminal(monkeypatch, command):
+    monkeypatch.setenv("COLUMNS", "80")
+    sub = build_parser()._subparsers._group_actions[0].choices[command]
+    text = sub.format_help()
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    assert "docs/pipeline-format.md" in build_parser()._subparsers._group_actions[0].choices["audit"].format_help()
+
+
+def test_audit_shows_provenance_and_the_checked_statement(tmp_path, capsys):
+    text = GOOD.replace('name = "two-stage"\n', 'name = "two-stage"\nprovenance = "made up"\n') \
+        + '[[claims]]\nepsilon = 0.75\nlabel = "the vendor says 0.5"\n'
+    code, out, _ = run(capsys, ["audit", write(tmp_path, "p.toml", text)])
+    assert code == EXIT_OK and "provenance: made up" in out
+    row = next(line for line in out.splitlines() if line.startswith("the vendor says 0.5"))
+    assert "epsilon' <= 0.75 at delta' = 0" in row and row.rstrip().endswith("certified")

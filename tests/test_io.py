@@ -266,7 +266,7 @@ BAD = [
     ("profile-missing", HEAD + '[mechanism]\nprofile = "gaussian"\n[[steps]]\nmatrix = [[1]]\n',
      r"mechanism: profile 'gaussian': missing a required argument: 'sigma'"),
     ("profile-value", HEAD + '[mechanism]\nprofile = "gaussian"\nsigma = -1\n[[steps]]\nmatrix = [[1]]\n',
-     r"mechanism: profile 'gaussian': sigma must be > 0"),
+     r"mechanism\.sigma: profile 'gaussian': sigma must be > 0"),
     ("graph-mechanism", HEAD + '[mechanism]\ngraph = "karate_club_graph"\n[[steps]]\nmatrix = [[1]]\n',
      r"mechanism: a graph random walk is a post-processing step"),
     ("steps-missing", HEAD + "[mechanism]\nepsilon = 1\n", r"steps: must be a non-empty array"),
@@ -298,9 +298,9 @@ BAD = [
     ("catalogue-missing", RR + 'k = 2\n',
      r"steps\[0\]: catalogue 'randomized_response': missing a required argument: 'epsilon'"),
     ("catalogue-value", RR + 'k = 2\nepsilon = -1\n',
-     r"steps\[0\]: catalogue 'randomized_response': epsilon must be >= 0"),
+     r"steps\[0\]\.epsilon: catalogue 'randomized_response': epsilon must be >= 0"),
     ("catalogue-wrong-type", RR + 'k = 2.5\nepsilon = 1\n',
-     r"steps\[0\]: catalogue 'randomized_response': k must be an integer"),
+     r"steps\[0\]\.k: catalogue 'randomized_response': k must be an integer"),
     ("catalogue-k-max", RR + 'k = 5001\nepsilon = 1\n', r"steps\[0\]\.k: must be <= 5000 \(a dense k x k operator"),
     ("part-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "rappor_pipeline"\nm = 2\nh = 1\n',
      r"steps\[0\]\.part: catalogue 'rappor_pipeline' needs part = one of mechanism"),
@@ -421,8 +421,8 @@ def test_audit_errors_are_pipeline_errors(tmp_path):
                            '[[steps]]\nmatrix = [[0.5, 0.5], [0.5, 0.5]]\n')
     with pytest.raises(InvalidPipelineError, match=r"p\.toml: pipeline: .*delta"):
         cio.audit(p)
-    with pytest.raises(TypeError, match="pipeline must be a Pipeline"):
-        cio.audit("p.toml")
+    with pytest.raises(TypeError, match="pipeline must be a Pipeline .* or the path of a pipeline file, got int"):
+        cio.audit(3)
 
 
 # --------------------------------------------------------------------------- audit verdicts
@@ -522,3 +522,69 @@ def test_progress_shows_on_tty_after_delay_and_clears():
     with Progress("audit", stream=quiet, delay=60.0, interval=0.01):
         time.sleep(0.05)
     assert quiet.parts == []
+
+
+# --------------------------------------------------------------------------- notebook use: reprs, paths, messages
+def test_short_reprs_of_pipeline_and_audit(tmp_path):
+    p = pipeline(tmp_path, 'name = "two-stage"\n' + TWO_STAGE_RR + "[[claims]]\nepsilon = 0.7\n")
+    assert repr(p) == (f"<Pipeline 'two-stage' from {tmp_path / 'p.toml'}: M = randomized_response(k=3, "
+                       "epsilon=2.0); 1 step; 1 claim>")
+    result = cio.audit(p)
+    assert re.fullmatch(r"<AuditResult 'two-stage': all 1 claim\(s\) certified; best \(0\.\d+, 0\) from exact>",
+                        repr(result)), repr(result)
+
+
+def test_audit_accepts_the_path_of_a_pipeline_file(tmp_path):
+    path = write(tmp_path, HEAD + TWO_STAGE_RR + "[[claims]]\nepsilon = 0.7\n")
+    assert cio.audit(str(path)).ok and cio.audit(path).ok
+
+
+@pytest.mark.parametrize("fn, arg, match", [
+    (cio.load_operator, 123, r"path must be a file name \(str or pathlib\.Path\), got int 123"),
+    (cio.load_pipeline, None, r"path must be a file name \(str or pathlib\.Path\), got NoneType None"),
+], ids=["load_operator", "load_pipeline"])
+def test_path_type_errors(fn, arg, match):
+    with pytest.raises(TypeError, match=match):
+        fn(arg)
+
+
+def test_parse_pipeline_of_toml_text_says_how(tmp_path):
+    with pytest.raises(InvalidPipelineError, match=r"\(document\): must be a table \(a dict\), got str "
+                                                   r"\(TOML text: parse it with tomllib\.loads"):
+        cio.parse_pipeline('format = "chainamp-pipeline/1"')
+
+
+@pytest.mark.parametrize("content", ["", "# nothing\n"], ids=["empty", "comment-only"])
+def test_empty_matrix_file(tmp_path, content):
+    path = write(tmp_path, content, "K.csv")
+    with pytest.raises(InvalidOperatorError, match=r"K\.csv: no numbers in the file \(an empty matrix\)"):
+        cio.load_operator(path)
+
+
+def test_folder_instead_of_a_file(tmp_path):
+    with pytest.raises(InvalidOperatorError, match="is a folder, not a matrix file"):
+        cio.load_operator(tmp_path)
+    with pytest.raises(InvalidPipelineError, match=r"is a folder, not a pipeline file \(\.toml\)"):
+        cio.load_pipeline(tmp_path)
+
+
+def test_claims_show_label_and_the_statement_checked(tmp_path):
+    body = ('provenance = "from a paper"\n' + TWO_STAGE_RR
+            + '[[claims]]\nepsilon = 0.7\nlabel = "as deployed"\n[[claims]]\nform = "delta_at"\nepsilon = 0.5\n'
+              'delta = 0.2\n')
+    result = cio.audit(pipeline(tmp_path, body))
+    text = str(result)
+    assert "provenance: from a paper" in text
+    header = next(line for line in text.splitlines() if line.startswith("claim "))
+    assert header.split() == ["claim", "checked", "certified", "exact", "from", "verdict"]
+    assert re.search(r"as deployed\s+epsilon' <= 0\.7 at delta' = 0\s", text)
+    assert re.search(r"\n\s+delta' <= 0\.2 at epsilon' = 0\.5\s", text)  # no label: an empty first column
+    html_text = result._repr_html_()
+    assert "provenance: from a paper" in html_text and "<th>checked</th>" in html_text
+    assert "all 2 claim(s) certified" in html_text
+
+
+def test_claims_without_labels_have_no_label_column(tmp_path):
+    result = cio.audit(pipeline(tmp_path, TWO_STAGE_RR + "[[claims]]\nepsilon = 0.7\n"))
+    header = next(line for line in str(result).splitlines() if line.startswith("checked"))
+    assert header.split() == ["checked", "certified", "exact", "from", "verdict"]
