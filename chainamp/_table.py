@@ -10,7 +10,11 @@ __all__ = ["fmt_number", "text_table", "html_table"]
 
 
 def fmt_number(x, digits: int = 6) -> str:
-    """Compact number formatting: ``inf``, fixed for moderate values, scientific for tiny ones."""
+    """Compact number formatting: ``inf``, fixed for moderate values, scientific for tiny ones.
+
+    >>> [fmt_number(v) for v in (None, 0.0, 1e-6, 2.5e-7, 0.735326, float("inf"), 3.2e7)]
+    ['-', '0', '1e-06', '2.5e-07', '0.735326', 'inf', '3.2e+07']
+    """
     if x is None:
         return "-"
     if isinstance(x, str):
@@ -24,8 +28,8 @@ def fmt_number(x, digits: int = 6) -> str:
         return "inf" if x > 0 else "-inf"
     if x == 0:
         return "0"
-    if abs(x) < 1e-3 or abs(x) >= 1e6:
-        return f"{x:.{max(digits - 2, 2)}e}"
+    if abs(x) < 1e-3 or abs(x) >= 1e6:  # scientific, without trailing zeros: 1e-06, 2.5e-07, 9.9992e-07
+        return f"{x:.{max(digits - 1, 3)}g}"
     return f"{x:.{digits}g}"
 
 

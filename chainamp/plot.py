@@ -51,7 +51,7 @@ DENSE_LIMIT = 1_000_000
 GRAPH_LABEL_LIMIT = 60
 
 _LAYOUTS = ("spring", "kamada_kawai", "circular", "shell", "spectral")
-_EXACT_STYLE = {"color": "black", "lw": 2.2}
+_EXACT_STYLE = {"color": "black", "lw": 3.0}
 _INPUT_STYLE = {"color": "0.45", "lw": 1.8, "ls": "--"}
 
 
@@ -159,9 +159,12 @@ def plot_report(report, ax=None, epsilons=None):
     -----
     One line per source (label = source name, as in the report's table), the
     input profile dashed grey, the exact profile of a finite pipeline solid
-    black, the target ``delta'`` as a dotted horizontal line and the report's
-    best bound as a star (on the bottom edge when its delta' is 0). The delta
-    axis is logarithmic.
+    black (drawn under the others), the target ``delta'`` as a dotted horizontal
+    line and the report's best bound as a star (on the bottom edge when its
+    delta' is 0). A bound whose curve coincides (within relative 1e-3) with the
+    exact profile or with a bound listed before it says so in the legend:
+    ``tight (= exact)``. The delta axis is logarithmic. On a new figure the
+    legend sits below the axes; on a given ``ax``, inside it.
 
     Examples
     --------
@@ -171,16 +174,27 @@ def plot_report(report, ax=None, epsilons=None):
     >>> fig.axes[0].get_yscale(), len(fig.axes[0].get_legend().get_texts()) >= 7
     ('log', True)
     """
+    from .amplify import AmplificationReport
+
+    if not isinstance(report, AmplificationReport):
+        hint = "; use plot_steps for a StepsReport" if type(report).__name__ == "StepsReport" else ""
+        raise TypeError(f"report must be an AmplificationReport (from chainamp.amplify), "
+                        f"got {type(report).__name__}{hint}")
     grid = _report_grid(report, epsilons)
-    fig, ax = _axes(ax, (7.0, 4.5))
+    fig, ax = _axes(ax, (8.0, 6.0))
     _draw_profile(ax, grid, np.minimum(np.asarray(report.mechanism.profile.delta(grid), dtype=float), 1.0),
                   f"input M: {report.mechanism.description}", **_INPUT_STYLE)
-    for src in report.sources:
-        eps, delta, steps = _source_curve(src, grid)
-        if src.name == "exact":
-            _draw_profile(ax, eps, delta, "exact (M then K)", steps, zorder=3, **_EXACT_STYLE)
+    curves = [(src.name, *_source_curve(src, grid)) for src in report.sources]
+    # a bound equal to the exact profile says "= exact"; else one equal to a bound drawn before it names that one
+    exact = [c for c in curves if c[0] == "exact"]
+    for i, (name, eps, delta, steps) in enumerate(curves):
+        same = None if name == "exact" else _coincides(eps, delta, exact + curves[:i])
+        label = "exact (M then K)" if name == "exact" else name if same is None else f"{name} (= {same})"
+        if name == "exact":
+            # under the other curves, so that a bound equal to the exact profile stays visible on top of it
+            _draw_profile(ax, eps, delta, label, steps, zorder=1.9, **_EXACT_STYLE)
         else:
-            _draw_profile(ax, eps, delta, src.name, steps, lw=1.4)
+            _draw_profile(ax, eps, delta, label, steps, lw=1.4)
     if report.target_delta > 0:
         ax.axhline(report.target_delta, color="0.6", ls=":", lw=1,
                    label=f"target delta' = {fmt_number(report.target_delta)}")
@@ -196,8 +210,30 @@ def plot_report(report, ax=None, epsilons=None):
     ax.set_ylabel("delta'(epsilon')")
     ax.set_title("Privacy profiles of M and of K o M")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="best", framealpha=0.85)
+    _legend(fig, ax)
     return _finish(fig, ax)
+
+
+def _coincides(eps: np.ndarray, delta: np.ndarray, drawn) -> str | None:
+    """The name of an already drawn curve this one hides (or is hidden by), else None.
+
+    Relative 1e-3 on delta: closer curves are indistinguishable on a log axis of a
+    few inches, so the legend says the curve is there, under another.
+    """
+    for name, e2, d2, _ in drawn:
+        if e2.shape == eps.shape and np.array_equal(e2, eps) and np.array_equal(np.isnan(d2), np.isnan(delta)):
+            ok = ~np.isnan(delta)
+            if np.allclose(delta[ok], d2[ok], rtol=1e-3, atol=0.0):  # atol 0: zeros must match exactly
+                return name
+    return None
+
+
+def _legend(fig, ax) -> None:
+    """On a new figure the legend goes below the axes, where it hides no curve; on the caller's Axes, inside."""
+    if fig is None:
+        ax.legend(fontsize=8, loc="best", framealpha=0.85)
+    else:
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2, framealpha=0.85)
 
 
 # --------------------------------------------------------------------------- steps
@@ -232,6 +268,13 @@ def plot_steps(steps_report, ax=None, label=None):
     >>> fig.axes[0].get_lines()[0].get_xdata().tolist(), fig.axes[0].get_lines()[0].get_label()
     ([1, 2, 3], 'M = (1, 0)-DP')
     """
+    from .steps import StepsReport
+
+    if not isinstance(steps_report, StepsReport):
+        hint = "; use plot_report for an AmplificationReport" \
+            if type(steps_report).__name__ == "AmplificationReport" else ""
+        raise TypeError(f"steps_report must be a StepsReport (from chainamp.amplify_steps), "
+                        f"got {type(steps_report).__name__}{hint}")
     if label is not None and not isinstance(label, str):
         raise TypeError(f"label must be a str, got {type(label).__name__}")
     fig, ax = _axes(ax, (6.5, 4.0))

@@ -253,3 +253,51 @@ def test_import_chainamp_does_not_import_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": root})
     assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------ legibility: hidden curves, legend, wrong types
+def test_bounds_equal_to_the_exact_profile_say_so(finite_report):
+    ax = plot_report(finite_report).axes[0]
+    by_name = {s.name: s for s in finite_report.sources}
+    exact = _line(ax, "exact (M then K)")
+    for name in ("theorem1.hockey_stick", "tight"):
+        assert by_name[name].bound_at_epsilon(0.3).delta == pytest.approx(
+            by_name["exact"].bound_at_epsilon(0.3).delta, rel=1e-6)  # the premise: equal curves here
+        assert _line(ax, f"{name} ").get_label().startswith(f"{name} (= exact)")
+    # the exact curve is drawn under the bounds, so a bound on top of it stays visible
+    assert all(exact.get_zorder() < ln.get_zorder() for ln in ax.get_lines() if ln.get_label().startswith("theorem1"))
+    for name in ("theorem1.dobrushin", "ldp"):  # different curves keep their plain name
+        assert "(= " not in _line(ax, f"{name} ").get_label()
+
+
+def test_coincides_needs_the_same_grid_and_zeros():
+    eps = np.array([0.0, 1.0, 2.0])
+    drawn = [("a", eps, np.array([0.5, 0.1, 0.0]), False)]
+    assert cplot._coincides(eps, np.array([0.5, 0.1 * (1 + 1e-4), 0.0]), drawn) == "a"
+    assert cplot._coincides(eps, np.array([0.5, 0.1 * (1 + 1e-2), 0.0]), drawn) is None  # visibly apart
+    assert cplot._coincides(eps, np.array([0.5, 0.1, 1e-300]), drawn) is None  # 0 is not "close" to 1e-300
+    assert cplot._coincides(eps[:2], np.array([0.5, 0.1]), drawn) is None
+
+
+def test_legend_below_a_new_figure_inside_a_given_axes(dp_report):
+    legend = plot_report(dp_report).axes[0].get_legend()
+    anchor = legend.get_bbox_to_anchor().transformed(legend.axes.transAxes.inverted())
+    assert anchor.y0 < 0  # below the axes: it hides no curve
+    ax = Figure().add_subplot()
+    plot_report(dp_report, ax=ax)
+    assert ax.get_legend()._loc == 0  # "best", inside the caller's axes
+
+
+@pytest.mark.parametrize("fn, arg, match", [
+    (plot_report, K3, r"report must be an AmplificationReport \(from chainamp\.amplify\), got MarkovOperator$"),
+    (plot_report, "steps", r"got StepsReport; use plot_steps for a StepsReport"),
+    (plot_steps, "amplification", r"steps_report must be a StepsReport \(from chainamp\.amplify_steps\), got "
+                                  r"AmplificationReport; use plot_report for an AmplificationReport"),
+], ids=["report-operator", "report-steps", "steps-report"])
+def test_wrong_report_type(dp_report, fn, arg, match):
+    if arg == "steps":
+        arg = ca.amplify_steps(ca.DP(1.0), ca.MarkovOperator(krr_matrix(3, 1.0)), steps=2)
+    elif arg == "amplification":
+        arg = dp_report
+    with pytest.raises(TypeError, match=match):
+        fn(arg)

@@ -177,3 +177,20 @@ def test_json_safe():
     assert got == {"a": [1.5, 2, "inf", "-inf", "nan"], "1": [[1, 2]], "b": True, "c": None,
                    "d": "<class 'object'>"}
     json.dumps(got, allow_nan=False)
+
+
+@pytest.mark.parametrize("value, text", [
+    (1e-6, "1e-06"), (2.5e-7, "2.5e-07"), (9.99921e-7, "9.9992e-07"), (0.0005, "0.0005"), (3.2e7, "3.2e+07"),
+    (0.735326, "0.735326"), (0.0, "0"), (math.inf, "inf"), (None, "-"),
+], ids=["1e-6", "2.5e-7", "5-digits", "small-fixed", "large", "moderate", "zero", "inf", "none"])
+def test_table_numbers_without_trailing_zeros(value, text):
+    from chainamp._table import fmt_number
+
+    assert fmt_number(value) == text
+
+
+def test_report_text_shows_compact_deltas(tmp_path):
+    r = ca.amplify(ca.DP(2.0, 1e-6), K)
+    out = write_report(r, tmp_path / "r.md")
+    body = out.read_text(encoding="utf-8")
+    assert "M = (2, 1e-06)-DP" in body and "1.0000e-06" not in body
