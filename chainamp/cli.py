@@ -331,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
                '  mechanism = {catalogue = "randomized_response", k = 4, epsilon = 2.0}\n'
                "  [[steps]]\n"
                '  catalogue = "randomized_response"\n  k = 4\n  epsilon = 1.0\n'
-               "  [[claims]]\n  epsilon = 0.6\n  delta = 1e-6")
+               "  [[claims]]\n  epsilon = 0.65   # certified: 0.645392\n  delta = 1e-6")
     au.add_argument("pipeline", help="the pipeline file (.toml); relative paths inside resolve against its folder")
     outputs(au)
     au.set_defaults(func=_audit)

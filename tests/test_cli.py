@@ -377,3 +377,11 @@ def test_audit_shows_provenance_and_the_checked_statement(tmp_path, capsys):
     assert code == EXIT_OK and "provenance: made up" in out
     row = next(line for line in out.splitlines() if line.startswith("the vendor says 0.5"))
     assert "epsilon' <= 0.75 at delta' = 0" in row and row.rstrip().endswith("certified")
+
+
+def test_the_minimal_pipeline_in_audit_help_is_certified(tmp_path, capsys):
+    text = build_parser()._subparsers._group_actions[0].choices["audit"].format_help()
+    body = text.split("a minimal pipeline file:\n", 1)[1]
+    toml = "\n".join(line[2:] for line in body.splitlines() if line.startswith("  "))
+    code, out, err = run(capsys, ["audit", write(tmp_path, "minimal.toml", toml)])
+    assert code == EXIT_OK and "all 1 claim(s) certified" in out and err == ""
