@@ -122,8 +122,8 @@ def _demo(args: argparse.Namespace) -> int:
     for name, K in ops.items():
         rows.append([name, f"{K.shape[0]}x{K.shape[1]}", ca.dobrushin(K).gamma, ca.dobrushin(K, epsilon=1.0).gamma,
                      ca.doeblin(K).gamma, ca.ultra_mixing(K).gamma, ca.ldp_guarantee(K).epsilon])
-    print(text_table(["operator K", "shape", "Dobrushin", "(g,1)-Dobrushin", "Doeblin", "ultra-mixing", "LDP eps"],
-                     rows, title="Mixing coefficients (Definition 1 of Balle et al. 2019)"))
+    header = ["operator K", "shape", "Dobrushin", "(gamma, 1)-Dobrushin", "Doeblin", "ultra-mixing", "LDP eps"]
+    print(text_table(header, rows, title="Mixing coefficients (Definition 1 of Balle et al. 2019)"))
     print()
     K = mechanisms.randomized_response(5, 1.0)
     print(ca.amplify(ca.DP(2.0), K))

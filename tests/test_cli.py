@@ -204,6 +204,7 @@ def test_amplify_incompatible_operators(tmp_path, capsys, rr_csv):
 def test_demo(capsys):
     code, out, _ = run(capsys, ["demo"])
     assert code == EXIT_OK and "Mixing coefficients" in out and "karate" in out and "best:" in out
+    assert "(gamma, 1)-Dobrushin" in out  # the column says what it is, as in chainamp coefficients
 
 
 @pytest.mark.parametrize("command", ["audit", "coefficients", "amplify", "demo"])
