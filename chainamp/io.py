@@ -25,13 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ._pipeline import (CATALOGUE, FORMAT, GRAPHS, PROFILES, Claim, Pipeline, _Ctx, parse_document, read_operator,
                         read_toml)
 from ._table import text_table
-from ._tolerances import REFUTE_ATOL, REFUTE_RTOL, ROW_SUM_ATOL
+from ._tolerances import REFUTE_ATOL, REFUTE_RTOL, ROW_SUM_ATOL, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF
 from .amplify import AmplificationReport, amplify
 from .errors import ChainampError
 from .operators import MarkovOperator
+from .profiles import neighbor_pairs
 from .steps import StepsReport, amplify_steps
 
 __all__ = ["FORMAT", "CATALOGUE", "PROFILES", "GRAPHS", "load_operator", "load_pipeline", "parse_pipeline",
@@ -84,7 +87,7 @@ class ClaimVerdict:
     ``certified`` is the certified epsilon' (form ``epsilon_at``) or delta' (form
     ``delta_at``) and ``source`` the bound that gave it; ``exact`` the exact value
     for a finite M (None otherwise). ``status`` is ``"certified"`` (the claim
-    holds), ``"refuted"`` (the exact value exceeds the claim beyond rounding) or
+    holds), ``"refuted"`` (a certified lower bound of the exact value exceeds the claim) or
     ``"not certified"`` (no bound proves it; it may still be true).
     """
 
@@ -266,8 +269,9 @@ def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | 
     A claim of form ``epsilon_at`` holds when ``report.epsilon_at(delta) <= epsilon``,
     one of form ``delta_at`` when ``report.delta_at(epsilon) <= delta``: both use the
     lower envelope of every certified bound, so "holds" is itself certified. With a
-    finite M the exact value is shown too, and a claim the exact profile exceeds
-    (beyond its rounding) is reported ``refuted``.
+    finite M the exact value is shown too, and a claim is reported ``refuted`` only when
+    a certified LOWER bound of the exact delta at the claimed epsilon exceeds the claimed
+    delta (the exact column itself is an upper bound: rounded up, searched to a bracket).
 
     ``pipeline`` is a :class:`Pipeline` or the path of a pipeline file (read with
     :func:`load_pipeline`). ``progress`` (optional) is called with a short text
@@ -303,11 +307,11 @@ def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | 
     verdicts = []
     for i, claim in enumerate(pipeline.claims):
         say(f"claim {i + 1} of {len(pipeline.claims)}")
-        verdicts.append(_verdict(report, claim))
+        verdicts.append(_verdict(report, claim, ops))
     return AuditResult(pipeline, report, tuple(verdicts), steps)
 
 
-def _verdict(report: AmplificationReport, claim: Claim) -> ClaimVerdict:
+def _verdict(report: AmplificationReport, claim: Claim, ops: list | None = None) -> ClaimVerdict:
     exact_src = next((s for s in report.sources if s.name == "exact"), None)
     if claim.form == "epsilon_at":
         b = report.bound_for(claim.delta)
@@ -323,8 +327,58 @@ def _verdict(report: AmplificationReport, claim: Claim) -> ClaimVerdict:
     holds = certified <= bound
     if holds:
         status = "certified"
-    elif exact is not None and exact > bound * (1.0 + REFUTE_RTOL) + REFUTE_ATOL:
+    elif (exact is not None and exact > bound * (1.0 + REFUTE_RTOL) + REFUTE_ATOL
+          and _exact_delta_lower(report, [report.operator] if ops is None else ops, claim.epsilon) > claim.delta):
+        # the exact column is an UPPER bound (rounded up, a band added near ties): only a certified LOWER
+        # bound of the true delta(epsilon) above the claimed delta proves the claim false
         status = "refuted"
     else:
         status = "not certified"
     return ClaimVerdict(claim, certified, b.source, exact, holds, status)
+
+
+def _exact_delta_lower(report: AmplificationReport, ops: list, epsilon: float) -> float:
+    """A certified LOWER bound of the exact delta(epsilon) of the finite pipeline ``M K1 ... Kr``.
+
+    For every neighbouring pair (u, v) and any set S of outputs, ``P_u(S) - e^eps P_v(S)`` is at most
+    ``D_{e^eps}(P_u || P_v)``; S is the set where the computed ratio exceeds ``e^eps`` (for eps = inf:
+    where ``P_u > 0`` and ``P_v`` is a structural zero, i.e. every path to the output has a zero factor).
+    The float products are chained step by step; an entry of a product of non-negative matrices over k
+    terms is within ``(k + 2) u`` relative of the exact value plus ``k`` subnormals (products that
+    underflow), earlier absolute errors growing by the largest column sum. Partial sums over S carry
+    ``(m + 4) u`` more; ``e^eps`` is taken 4 u high. ``-inf`` when M is not finite.
+    """
+    mech = report.mechanism
+    if mech.kind != "finite":
+        return -math.inf
+    u = UNIT_ROUNDOFF
+    P = np.asarray(mech.matrix.matrix, dtype=float)
+    struct = P > 0
+    rel, absolute = 0.0, 0.0
+    for op in ops:
+        A = np.asarray(op.matrix, dtype=float)
+        k = A.shape[0]
+        absolute = absolute * float(A.sum(axis=0).max()) * (1.0 + 4 * u) + k * SMALLEST_SUBNORMAL
+        rel = (1.0 + rel) * (1.0 + (k + 2) * u) - 1.0 + 2 * u
+        P = P @ A
+        struct = (struct.astype(float) @ (A > 0).astype(float)) > 0
+    m = P.shape[1]
+    rel = rel * 1.01 + (m + 4) * u
+    pairs = neighbor_pairs(mech.matrix.inputs, mech.neighbors)
+    best = -math.inf
+    c = math.exp(epsilon) * (1.0 + 4 * u) if math.isfinite(epsilon) else math.inf
+    for start in range(0, len(pairs), 4096):
+        i, j = pairs[start:start + 4096, 0], pairs[start:start + 4096, 1]
+        Pu, Pv = P[i], P[j]
+        S = ((Pu > 0) & ~struct[j]) if math.isinf(epsilon) else Pu > c * Pv
+        mass_u = (Pu * S).sum(axis=1) * (1.0 - rel) - S.sum(axis=1) * absolute
+        if math.isinf(epsilon):
+            minus = np.zeros(mass_u.shape)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):
+                minus = c * ((Pv * S).sum(axis=1) * (1.0 + rel) + S.sum(axis=1) * absolute) * (1.0 + 4 * u)
+        with np.errstate(over="ignore", invalid="ignore"):
+            lower = mass_u - minus - 4 * u * (np.abs(mass_u) + minus)  # the last roundings, before cancellation
+        lower = np.nextafter(np.where(np.isnan(lower), -math.inf, lower), -math.inf)
+        best = max(best, float(lower.max()))
+    return best

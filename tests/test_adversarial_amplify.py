@@ -491,17 +491,37 @@ def test_certified_audit_claims_hold(doc_mech, steps, claims):
         assert truth <= c.delta + 4 * _excess(*ops) + mp.mpf("1e-40"), v
 
 
-@pytest.mark.xfail(strict=True, reason="io._verdict calls a TRUE claim 'refuted': the exact profile's upper bound "
-                                        "carries a 2 * llr_err band (~3.7e-12 with 1e-300 entries) above "
-                                        "REFUTE_ATOL = 1e-12, while the true delta at eps = fl(log 3) is 0")
 def test_audit_never_refutes_a_true_claim():
+    """Regression: the exact column is an upper bound; with 1e-300 entries its band term (~3.7e-12) exceeded
+    REFUTE_ATOL and a TRUE claim (delta' <= 1e-15 at eps' = fl(log 3), exact delta 0) was called refuted."""
     eps = math.log(3)
-    doc = {"format": FORMAT, "mechanism": {"matrix": [[0.75, 0.25, 1e-300], [0.25, 0.75, 1e-300]]},
+    M = [[0.75, 0.25, 1e-300], [0.25, 0.75, 1e-300]]
+    doc = {"format": FORMAT, "mechanism": {"matrix": M},
            "steps": [{"matrix": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]}],
            "claims": [{"form": "delta_at", "epsilon": eps, "delta": 1e-15}]}
-    M = [[0.75, 0.25, 1e-300], [0.25, 0.75, 1e-300]]
     assert exact_pipeline_delta(M, np.eye(3), eps) <= 1e-15  # the claim is true
-    assert audit(parse_pipeline(doc)).verdicts[0].status != "refuted"
+    assert audit(parse_pipeline(doc)).verdicts[0].status == "not certified"
+
+
+@settings(max_examples=15, deadline=None)
+@given(pipe=finite_pipelines(), eps=st.sampled_from([0.0, 0.3, 1.0, _INF]),
+       shrink=st.sampled_from([0.5, 0.999, 1.0 - 1e-9]))
+def test_audit_refutes_only_false_claims(pipe, eps, shrink):
+    """Claims just below the exact value: 'refuted' must mean the truth exceeds the claim, and clearly false
+    claims (half the exact delta) are still refuted."""
+    Mop, M, K_list, K_full, K1, neighbors, pairs, _ = pipe
+    truth = exact_pipeline_delta(M, K_full, eps, pairs)
+    claim_delta = float(truth * shrink)
+    ops = K_list if isinstance(K_list, list) else [K_list]
+    rep = amplify(Mop, ops, neighbors=neighbors, delta=max(claim_delta, 1e-12))
+    from chainamp.io import Claim, _verdict
+
+    for form in ("delta_at", "epsilon_at"):
+        v = _verdict(rep, Claim(eps, claim_delta, form), ops)
+        if v.status == "refuted":
+            assert truth > claim_delta + 4 * _excess(M, K1)
+        if eps < _INF and shrink == 0.5 and truth > 1e-6 and form == "delta_at":
+            assert v.status == "refuted", (v, float(truth))
 
 
 # ----------------------------------------------------------------------------- odd but valid inputs
