@@ -85,6 +85,14 @@ class _Ctx:
         return p if p.is_absolute() else self.base / p
 
 
+def _misplaced(key: str) -> str:
+    """A hint when an unknown key of a table is a top-level key: TOML put it under the header above it."""
+    if key in _TOP_KEYS:
+        return (f"; if {key!r} is meant for the whole pipeline, move it above the first [table] header "
+                "(TOML puts every key after a header into that table)")
+    return ""
+
+
 def _number(value: Any, ctx: _Ctx, fieldname: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ctx.error(fieldname, f"must be a number, got {type(value).__name__} {value!r}")
@@ -350,7 +358,7 @@ def _black_box(spec: dict, ctx: _Ctx) -> tuple[Any, str]:
     if "points" in spec:
         extra = sorted(set(spec) - {"points"})
         if extra:
-            raise ctx.error(f"{fld}.{extra[0]}", "unknown key next to points")
+            raise ctx.error(f"{fld}.{extra[0]}", "unknown key next to points" + _misplaced(extra[0]))
         pts = spec["points"]
         if not isinstance(pts, list) or not pts:
             raise ctx.error(f"{fld}.points", "must be a non-empty array of [epsilon, delta] pairs")
@@ -365,7 +373,8 @@ def _black_box(spec: dict, ctx: _Ctx) -> tuple[Any, str]:
         raise ctx.error(fld, "needs epsilon (black box), points, profile, catalogue, matrix or file")
     extra = sorted(set(spec) - {"epsilon", "delta"})
     if extra:
-        raise ctx.error(f"{fld}.{extra[0]}", "unknown key for a black-box (epsilon, delta) mechanism")
+        raise ctx.error(f"{fld}.{extra[0]}", "unknown key for a black-box (epsilon, delta) mechanism"
+                        + _misplaced(extra[0]))
     dp = _dp(spec["epsilon"], spec.get("delta", 0.0), ctx, fld)
     return dp, f"black-box ({fmt_number(dp.epsilon)}, {fmt_number(dp.delta)})-DP"
 
@@ -397,7 +406,8 @@ def _call(fn: Callable, params: dict, ctx: _Ctx, fld: str, what: str):
     names = [p for p in sig.parameters if p not in ("self", "cls")]
     for key in params:
         if key not in sig.parameters:
-            raise ctx.error(f"{fld}.{key}", f"{what} has no parameter {key!r} (parameters: {', '.join(names)})")
+            raise ctx.error(f"{fld}.{key}", f"{what} has no parameter {key!r} (parameters: {', '.join(names)})"
+                            + _misplaced(key))
     try:
         sig.bind(**params)
     except TypeError as exc:
@@ -427,7 +437,7 @@ def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True) -> tuple[Ma
         extra = sorted(set(spec) - allowed)
         if extra:
             raise ctx.error(f"{fld}.{extra[0]}", f"unknown key for a {kind} step (allowed: "
-                                                  f"{', '.join(sorted(allowed))})")
+                                                  f"{', '.join(sorted(allowed))})" + _misplaced(extra[0]))
     atol = ROW_SUM_ATOL
     if "row_sum_atol" in spec:
         atol = _number(spec["row_sum_atol"], ctx, f"{fld}.row_sum_atol")
@@ -620,7 +630,8 @@ def _claim(spec: Any, ctx: _Ctx, fld: str) -> Claim:
         raise ctx.error(fld, f"must be a table, got {spec!r}")
     extra = sorted(set(spec) - {"epsilon", "delta", "form", "label"})
     if extra:
-        raise ctx.error(f"{fld}.{extra[0]}", "unknown key (allowed: epsilon, delta, form, label)")
+        raise ctx.error(f"{fld}.{extra[0]}", "unknown key (allowed: epsilon, delta, form, label)"
+                        + _misplaced(extra[0]))
     form = spec.get("form", "epsilon_at")
     if form not in ("epsilon_at", "delta_at"):
         raise ctx.error(f"{fld}.form", f'must be "epsilon_at" or "delta_at", got {form!r}')

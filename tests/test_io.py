@@ -588,3 +588,25 @@ def test_claims_without_labels_have_no_label_column(tmp_path):
     result = cio.audit(pipeline(tmp_path, TWO_STAGE_RR + "[[claims]]\nepsilon = 0.7\n"))
     header = next(line for line in str(result).splitlines() if line.startswith("checked"))
     assert header.split() == ["checked", "certified", "exact", "from", "verdict"]
+
+
+@pytest.mark.parametrize("body, field", [
+    ('[mechanism]\ncatalogue = "randomized_response"\nk = 3\nepsilon = 2.0\nper_step = true\n'
+     '[[steps]]\nmatrix = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\n', r"mechanism\.per_step"),
+    ("[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\ndelta = 1e-6\n", r"steps\[0\]\.delta"),
+    ("[mechanism]\nepsilon = 1\nname = 'x'\nneighbors = 'all'\n[[steps]]\nmatrix = [[1]]\n",
+     r"mechanism\.neighbors"),
+    ("[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\n[[claims]]\nepsilon = 1\nname = 'x'\n",
+     r"claims\[0\]\.name"),
+    ("[mechanism]\npoints = [[1, 0]]\nper_step = true\n[[steps]]\nmatrix = [[1]]\n", r"mechanism\.per_step"),
+], ids=["catalogue-parameter", "step-key", "black-box-key", "claim-key", "points-key"])
+def test_a_top_level_key_under_a_header_gets_a_hint(tmp_path, body, field):
+    with pytest.raises(InvalidPipelineError, match=field + r": .*; if '\w+' is meant for the whole pipeline, "
+                                                           r"move it above the first \[table\] header"):
+        pipeline(tmp_path, body)
+
+
+def test_an_unknown_key_that_is_not_top_level_gets_no_hint(tmp_path):
+    with pytest.raises(InvalidPipelineError, match=r"steps\[0\]\.laziness: unknown key for a matrix step") as info:
+        pipeline(tmp_path, "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nlaziness = 0.5\n")
+    assert "meant for the whole pipeline" not in str(info.value)
