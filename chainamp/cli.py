@@ -156,6 +156,11 @@ class _CoefficientSummary:
     ldp_epsilon: float
     chain: Any
 
+    @property
+    def reports(self) -> dict:
+        """What ``--report`` draws: the operator as a heat map."""
+        return {"the operator K": self.operator}
+
     def _rows(self):
         rows = []
         for name, r in self.results.items():

@@ -3,9 +3,9 @@
 :func:`write_report` accepts an :class:`~chainamp.amplify.AmplificationReport`,
 a :class:`~chainamp.steps.StepsReport`, or any object with ``to_dict()`` and
 ``__str__`` (an audit result, say); when such an object has an attribute
-``reports`` holding amplification or steps reports, each of them gets its own
-section with its plot, and its table unless the object's own text (or HTML)
-already contains it.
+``reports`` holding amplification or steps reports (or Markov operators, drawn
+as heat maps), each of them gets its own section with its plot, and its table
+unless the object's own text (or HTML) already contains it.
 
 Formats, chosen by the file's suffix:
 
@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidParameterError
+from .operators import MarkovOperator
 
 __all__ = ["write_report"]
 
@@ -84,6 +85,10 @@ def _plot_of(obj):
         from .plot import plot_steps
 
         return plot_steps(obj)
+    if isinstance(obj, MarkovOperator):
+        from .plot import plot_operator
+
+        return plot_operator(obj)
     return None
 
 
@@ -186,7 +191,7 @@ def _html(heading, sections, pngs, note, data) -> str:
              f"<h1>{html.escape(heading)}</h1>"]
     if note:
         parts.append(f"<p><i>{html.escape(note)}</i></p>")
-    top = ""
+    top, top_text = "", str(sections[0][1])
     for (name, obj), figs in zip(sections, pngs):
         if name:
             parts.append(f"<h2>{html.escape(name)}</h2>")
@@ -194,7 +199,8 @@ def _html(heading, sections, pngs, note, data) -> str:
         body = rich() if callable(rich) else f"<pre>{html.escape(str(obj))}</pre>"
         if not name:
             top = body
-        if not name or body not in top:  # a held report's table already in the result's own is not repeated
+        # a held report's table already in the result's own is not repeated, nor a plain text already in its text
+        if not name or (body not in top and (callable(rich) or str(obj) not in top_text)):
             parts.append(body)
         for k, png in enumerate(figs, start=1):
             b64 = base64.b64encode(png).decode("ascii")

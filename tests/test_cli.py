@@ -386,3 +386,12 @@ def test_the_minimal_pipeline_in_audit_help_is_certified(tmp_path, capsys):
     toml = "\n".join(line[2:] for line in body.splitlines() if line.startswith("  "))
     code, out, err = run(capsys, ["audit", write(tmp_path, "minimal.toml", toml)])
     assert code == EXIT_OK and "all 1 claim(s) certified" in out and err == ""
+
+
+def test_coefficients_report_draws_the_operator(tmp_path, capsys, rr_csv):
+    pytest.importorskip("matplotlib")
+    out_file = tmp_path / "c.md"
+    code, _, err = run(capsys, ["coefficients", rr_csv, "--report", str(out_file)])
+    assert code == EXIT_OK and "report written to" in err
+    assert "![the operator K plot](c-plot-1.png)" in out_file.read_text(encoding="utf-8")
+    assert (tmp_path / "c-plot-1.png").read_bytes().startswith(b"\x89PNG")

@@ -194,3 +194,24 @@ def test_report_text_shows_compact_deltas(tmp_path):
     out = write_report(r, tmp_path / "r.md")
     body = out.read_text(encoding="utf-8")
     assert "M = (2, 1e-06)-DP" in body and "1.0000e-06" not in body
+
+
+class Holder:
+    """A result whose text already names the operator it holds (like ``chainamp coefficients``)."""
+
+    def __init__(self, op, text=None):
+        self.reports = {"the operator K": op}
+        self._text = text if text is not None else f"coefficients of {op!r}"
+
+    def __str__(self):
+        return self._text
+
+
+def test_held_operator_is_drawn_as_a_heat_map(tmp_path):
+    pytest.importorskip("matplotlib")
+    text = write_report(Holder(K), tmp_path / "k.html").read_text()
+    assert len(_images(text)) == 1 and "<h2>the operator K</h2>" in text
+    assert text.count(repr(K).replace("'", "&#x27;")) == 1  # its repr is already in the result's text
+    # a held operator whose repr the result's text does not contain gets it in its section
+    text = write_report(Holder(K, text="something else"), tmp_path / "k2.html").read_text()
+    assert text.count("<pre>") == 2
