@@ -170,7 +170,9 @@ def _read_array(path: Path) -> np.ndarray:
         raise
     except (ValueError, OSError, EOFError) as exc:
         kind = "NPY" if suffix == ".npy" else "numeric CSV"
-        raise InvalidOperatorError(f"{path}: not a readable {kind} matrix ({' '.join(str(exc).split())})") from None
+        hint = "" if suffix == ".npy" else "; expected comma-separated numbers, one matrix row per line, # comments"
+        raise InvalidOperatorError(f"{path}: not a readable {kind} matrix ({' '.join(str(exc).split())}){hint}") \
+            from None
     if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
         raise InvalidOperatorError(f"{path}: holds {arr.dtype} values, not real numbers")
     return arr.astype(float)

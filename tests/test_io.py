@@ -610,3 +610,12 @@ def test_an_unknown_key_that_is_not_top_level_gets_no_hint(tmp_path):
     with pytest.raises(InvalidPipelineError, match=r"steps\[0\]\.laziness: unknown key for a matrix step") as info:
         pipeline(tmp_path, "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nlaziness = 0.5\n")
     assert "meant for the whole pipeline" not in str(info.value)
+
+
+@pytest.mark.parametrize("content", ["0.5;0.5\n0.5;0.5\n", "0.5 0.5\n0.5 0.5\n", "0.5,0.5,\n0.5,0.5,\n"],
+                         ids=["semicolons", "spaces", "trailing-comma"])
+def test_csv_in_another_layout_says_what_is_expected(tmp_path, content):
+    path = write(tmp_path, content, "K.csv")
+    with pytest.raises(InvalidOperatorError, match=r"K\.csv: not a readable numeric CSV matrix \(.*\); expected "
+                                                   r"comma-separated numbers, one matrix row per line, # comments"):
+        cio.load_operator(path)
