@@ -544,3 +544,68 @@ def test_stationary_distribution_entrywise_relative_accuracy(M):
     exact = _exact_stationary(M)
     for got, ex in zip(pi, exact):
         assert abs(Fraction(got) - ex) <= Fraction(1, 10**10) * ex
+
+
+def test_curve_pruning_with_switching_maximisers():
+    # the maximising pair changes with eps (mass w where the partner has 1e-12 ... 1e-250): bounds
+    # carried over from a smaller eps must not prune the pair that takes over at a larger one
+    rng = np.random.default_rng(31)
+    n, m = 150, 100
+    M = rng.dirichlet(np.ones(m) * 5, n)
+    planted = []
+    for k, (w, t) in enumerate([(0.02, 1e-12), (0.01, 1e-20), (0.005, 1e-40), (0.002, 1e-100), (0.001, 1e-250)]):
+        M[2 * k, k], M[2 * k + 1, k] = w, t
+        planted += [(2 * k, 2 * k + 1), (2 * k + 1, 2 * k)]
+    M /= M.sum(axis=1, keepdims=True)
+    eps = np.unique(np.concatenate([np.linspace(0.0, 60.0, 25), [27.6, 46.0, 92.0, 230.0, 575.0, 700.0]]))
+    curve = dobrushin_curve(MarkovOperator(M), eps)
+    for e, c in zip(eps, curve):
+        exact = min(_mpf(exact_max_low(M, float(e), extra=planted, top=6)[0]), 1)
+        assert mpmath.mpf(float(c)) >= exact and c - exact <= 1e-9, (e, c, exact)
+
+
+@pytest.mark.parametrize("value,n_ops", [(5e-324, 1), (1e-310, 3), (0.5, 1), (1.0 - 2**-53, 100), (1e300, 7)],
+                         ids=["tiny", "subnormal", "half", "below-one", "huge"])
+def test_round_up_helpers_cover_their_error_model(value, n_ops):
+    from chainamp._logmath import round_down, round_up, round_up_array
+
+    up = round_up(value, n_ops)
+    # the documented model: relative error (n_ops + 2) u, then one float further
+    assert Fraction(up) >= Fraction(value) * (1 + Fraction(n_ops + 2, 2**53)) and up > value
+    assert round_up_array(np.array([value]), n_ops)[0] == up
+    assert Fraction(round_down(value, n_ops)) <= Fraction(value) * (1 - Fraction(n_ops + 2, 2**53))
+    assert round_up(value, n_ops, upper=value) == value
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_POOL = [0.0, TINY, 3 * TINY, 1e-310, 1e-300, 1e-200, 1e-16, 0.25, 0.5, 1.0]
+
+
+@st.composite
+def _special_matrices(draw):
+    n, m = draw(st.integers(2, 6)), draw(st.integers(1, 6))
+    rows = []
+    for _ in range(n):
+        row = np.array([draw(st.sampled_from(_POOL)) for _ in range(m)])
+        if row.sum() == 0:
+            row[draw(st.integers(0, m - 1))] = 1.0
+        rows.append(row / row.sum())
+    return np.array(rows)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_special_matrices(), st.sampled_from([0.0, 1e-12, 0.7, 36.0, 700.0, 744.0, 745.5, 800.0, math.inf]))
+def test_small_special_values_property(M, eps):
+    # small operators (exact one-pass path) and their sparse copies, every ordered pair exactly
+    exact = max(exact_hockey_low(M[i].tolist(), M[j].tolist(), eps)
+                for i in range(M.shape[0]) for j in range(M.shape[0]) if i != j)
+    exact = min(_mpf(exact), 1)
+    for K in (MarkovOperator(M), MarkovOperator(sp.csr_matrix(M))):
+        g = dobrushin(K, eps).gamma
+        c = float(dobrushin_curve(K, [eps])[0])
+        assert mpmath.mpf(g) >= exact and mpmath.mpf(c) >= exact
+        assert g - exact <= 1e-12 and c - exact <= 1e-12
+        assert Fraction(doeblin(K).gamma) >= exact_doeblin(M)
+        assert Fraction(ultra_mixing(K).gamma) >= exact_ultra(M)
