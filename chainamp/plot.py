@@ -124,6 +124,21 @@ def _source_curve(source, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray, boo
     return eps, delta, is_steps
 
 
+def _zero_epsilon(source) -> float | None:
+    """The eps' at which the source certifies delta' = 0, when it has one (else None).
+
+    Added to the default grid, so that the legend's "0 from eps' = ..." and the
+    marker give that value rather than the next grid point.
+    """
+    b = source.bound_at_delta(0.0)
+    return None if b is None or b.delta != 0 else b.epsilon
+
+
+def _with_zeros(grid: np.ndarray, points) -> np.ndarray:
+    extra = [e for e in points if e is not None and math.isfinite(e) and grid[0] <= e <= grid[-1]]
+    return np.unique(np.concatenate([grid, extra])) if extra else grid
+
+
 def _draw_profile(ax, eps, delta, label, steps=False, **style):
     """A delta(eps) curve on a log axis: zeros are masked and marked on the bottom edge."""
     shown = np.where(delta > 0, delta, np.nan)
@@ -182,7 +197,10 @@ def plot_report(report, ax=None, epsilons=None):
                         f"got {type(report).__name__}{hint}")
     grid = _report_grid(report, epsilons)
     fig, ax = _axes(ax, (8.0, 6.0))
-    _draw_profile(ax, grid, np.minimum(np.asarray(report.mechanism.profile.delta(grid), dtype=float), 1.0),
+    prof = report.mechanism.profile
+    if epsilons is None:  # where each curve reaches delta' = 0, so that the legend and markers give those eps'
+        grid = _with_zeros(grid, [prof.pure_epsilon] + [_zero_epsilon(src) for src in report.sources])
+    _draw_profile(ax, grid, np.minimum(np.asarray(prof.delta(grid), dtype=float), 1.0),
                   f"input M: {report.mechanism.description}", **_INPUT_STYLE)
     curves = [(src.name, *_source_curve(src, grid)) for src in report.sources]
     # a bound equal to the exact profile says "= exact"; else one equal to a bound drawn before it names that one
@@ -217,13 +235,18 @@ def plot_report(report, ax=None, epsilons=None):
 def _coincides(eps: np.ndarray, delta: np.ndarray, drawn) -> str | None:
     """The name of an already drawn curve this one hides (or is hidden by), else None.
 
-    Relative 1e-3 on delta: closer curves are indistinguishable on a log axis of a
-    few inches, so the legend says the curve is there, under another.
+    Compared at the eps' both curves were evaluated at. Relative 1e-3 on delta:
+    closer curves are indistinguishable on a log axis of a few inches, so the
+    legend says the curve is there, under another.
     """
     for name, e2, d2, _ in drawn:
-        if e2.shape == eps.shape and np.array_equal(e2, eps) and np.array_equal(np.isnan(d2), np.isnan(delta)):
-            ok = ~np.isnan(delta)
-            if np.allclose(delta[ok], d2[ok], rtol=1e-3, atol=0.0):  # atol 0: zeros must match exactly
+        common, i, j = np.intersect1d(eps, e2, assume_unique=True, return_indices=True)
+        if common.size < 2:
+            continue
+        a, b = delta[i], d2[j]  # on the eps' both were evaluated at (each adds its own corners to the grid)
+        if np.array_equal(np.isnan(a), np.isnan(b)):
+            ok = ~np.isnan(a)
+            if np.allclose(a[ok], b[ok], rtol=1e-3, atol=0.0):  # atol 0: zeros must match exactly
                 return name
     return None
 

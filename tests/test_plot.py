@@ -270,13 +270,25 @@ def test_bounds_equal_to_the_exact_profile_say_so(finite_report):
         assert "(= " not in _line(ax, f"{name} ").get_label()
 
 
-def test_coincides_needs_the_same_grid_and_zeros():
+def test_coincides_compares_on_common_points_and_zeros():
     eps = np.array([0.0, 1.0, 2.0])
     drawn = [("a", eps, np.array([0.5, 0.1, 0.0]), False)]
     assert cplot._coincides(eps, np.array([0.5, 0.1 * (1 + 1e-4), 0.0]), drawn) == "a"
     assert cplot._coincides(eps, np.array([0.5, 0.1 * (1 + 1e-2), 0.0]), drawn) is None  # visibly apart
     assert cplot._coincides(eps, np.array([0.5, 0.1, 1e-300]), drawn) is None  # 0 is not "close" to 1e-300
-    assert cplot._coincides(eps[:2], np.array([0.5, 0.1]), drawn) is None
+    assert cplot._coincides(np.array([0.0, 0.5, 1.0]), np.array([0.5, 0.3, 0.1]), drawn) == "a"  # at 0 and 1
+    assert cplot._coincides(np.array([0.0, 0.5]), np.array([0.5, 0.3]), drawn) is None  # one common point
+
+
+def test_zero_labels_give_the_certified_epsilon_not_the_next_grid_point():
+    K = ca.MarkovOperator(krr_matrix(5, 1.0))  # K is 1-LDP: the ldp source reaches delta' = 0 at eps' = 1
+    r = ca.amplify(ca.PrivacyProfile.gaussian(sigma=1.0), K, delta=1e-6)
+    ax = plot_report(r).axes[0]
+    ldp_zero = r.sources[[s.name for s in r.sources].index("ldp")].bound_at_delta(0.0).epsilon
+    assert _line(ax, "ldp ").get_label() == f"ldp (0 from eps' = {cplot.fmt_number(ldp_zero, 3)})" == \
+        "ldp (0 from eps' = 1)"
+    xs = [ln.get_xdata()[0] for ln in ax.get_lines() if ln.get_gid() == "zero-marker"]
+    assert ldp_zero in xs  # the marker sits at the certified eps', not at a grid point past it
 
 
 def test_legend_below_a_new_figure_inside_a_given_axes(dp_report):
