@@ -39,6 +39,8 @@ from .bounds import (BOUND_SOURCES, Bound, doeblin_amplifies_delta, doeblin_fron
                      ldp_bound, theorem1_dobrushin, theorem1_doeblin, theorem1_hockey_stick, theorem1_ultra_mixing)
 from .errors import IncompatibleOperatorsError, InvalidMechanismError
 from .mixing import dobrushin, dobrushin_curve, doeblin, ldp_guarantee, ultra_mixing
+from ._logmath import round_up
+from ._products import EXACT, ProductError, multiply
 from .operators import MarkovOperator
 from .profiles import DP, PrivacyProfile, privacy_profile
 
@@ -107,17 +109,94 @@ def as_input_mechanism(mechanism: Any, neighbors: Any = None) -> InputMechanism:
 
 def compose_operators(K: MarkovOperator | Sequence[MarkovOperator]) -> MarkovOperator:
     """One operator, or the product ``K1 @ K2 @ ...`` of a sequence applied in order."""
+    return _compose_with_error(K)[0]
+
+
+def _compose_with_error(K) -> tuple[MarkovOperator, ProductError]:
+    """The product of a sequence and its rounding error (see :mod:`chainamp._products`)."""
     if isinstance(K, MarkovOperator):
-        return K
+        return K, EXACT
     if isinstance(K, (list, tuple)) and K:
         for i, op in enumerate(K):
             if not isinstance(op, MarkovOperator):
                 raise TypeError(f"K[{i}] must be a MarkovOperator, got {type(op).__name__}")
-        out = K[0]
+        out, err = K[0], EXACT
         for op in K[1:]:
-            out = out @ op
-        return out
+            out, err = multiply(out, err, op, EXACT)
+        return out, err
     raise TypeError(f"K must be a MarkovOperator or a non-empty list of them, got {type(K).__name__}")
+
+
+class _Adjust:
+    """Coefficients of the exact operator from those of its stored (computed) product.
+
+    With ``true = stored (1 +- r) +- a`` entrywise (``m`` outputs):
+
+    - TV: each row moves by at most ``r + m a`` in L1, so ``gamma <= gamma~ + r + m a``;
+    - Doeblin: ``sum_y min_x K >= (1 - r)(1 - gamma~) - m a``;
+    - hockey-stick at ``c = e^o``: ``[p - c q]_+ <= (1 + r)[p~ - c' q~]_+ + a (1 + c)`` with
+      ``c' = c (1 - r)/(1 + r)``, so ``D_c <= (1 + r) D~_{c'} + m a (1 + c)``; for ``c' < 1``,
+      ``D~_{c'} <= D~_1 + (1 - c')``; at ``o = inf``, ``(1 + r) D~_inf + m a``;
+    - ratios (ultra-mixing, pure LDP): each positive entry is within a factor ``1 +- e``
+      (``e = r + a / min positive entry``), and they need the exact support.
+    Every result is rounded up and capped at 1. An exact operator passes through unchanged.
+    """
+
+    def __init__(self, err: ProductError, m: int):
+        self.err = err
+        self.exact = err.is_exact
+        self.r = err.rel
+        self.ma = m * err.absolute
+        self.shift = math.log1p(2 * self.r / (1 - self.r)) if self.r else 0.0  # log((1+r)/(1-r))
+
+    def _up(self, value: float) -> float:
+        return min(round_up(value, 8), 1.0)
+
+    def tv(self, g: float) -> float:
+        return g if self.exact else self._up(g + self.r + self.ma)
+
+    def doeblin(self, g: float) -> float:
+        return g if self.exact else self._up(g + self.r * (1.0 - g) + self.ma)
+
+    def ultra(self, g: float) -> float:
+        if self.exact:
+            return g
+        e = self.err.ratio_error()
+        if not self.err.support_exact or e >= 1.0:
+            return 1.0
+        return self._up(1.0 - (1.0 - g) * (1.0 - e) / (1.0 + e))
+
+    def pure_epsilon(self, eps_k: float) -> float:
+        if self.exact or math.isinf(eps_k):
+            return eps_k
+        e = self.err.ratio_error()
+        if not self.err.support_exact or e >= 1.0:
+            return math.inf
+        return round_up(eps_k + math.log1p(2 * e / (1 - e)), 8)
+
+    def raw_order(self, order: float) -> float:
+        """The order at which the stored operator's coefficient is needed."""
+        return order if self.exact or math.isinf(order) else max(order - self.shift, 0.0)
+
+    def hockey(self, raw: Callable[[float], float], order: float) -> float:
+        if self.exact:
+            return raw(order)
+        if math.isinf(order):
+            return self._up((1.0 + self.r) * raw(order) + self.ma)
+        low = order - self.shift
+        base = raw(low) if low >= 0.0 else raw(0.0) - math.expm1(low)
+        extra = 0.0
+        if self.ma:
+            extra = self.ma * (1.0 + math.exp(order)) if order < 700.0 else math.inf
+        return self._up((1.0 + self.r) * base + extra)
+
+    def epsilon_bracket(self, raw_epsilon_at: Callable[[float], float], d: float) -> float:
+        """An eps at which the adjusted curve is likely <= d (verified by the caller)."""
+        if self.exact:
+            return raw_epsilon_at(d)
+        target = max(d - self.ma * 2.0, 0.0) / (1.0 + self.r)
+        e = raw_epsilon_at(target)
+        return e + self.shift if math.isfinite(e) else e
 
 
 # --------------------------------------------------------------------------- sources
@@ -213,11 +292,22 @@ class Coefficients:
     ultra_mixing: Any
     ldp_epsilon: float
     inputs_used: int
+    dobrushin_gamma: float = math.nan
+    doeblin_gamma: float = math.nan
+    ultra_mixing_gamma: float = math.nan
+    product_error: ProductError = EXACT
+
+    def __post_init__(self) -> None:
+        # the gammas the bounds use: the results' own, unless K is a computed product (then widened)
+        for name in ("dobrushin", "doeblin", "ultra_mixing"):
+            if math.isnan(getattr(self, f"{name}_gamma")):
+                object.__setattr__(self, f"{name}_gamma", getattr(self, name).gamma)
 
     def to_dict(self) -> dict:
-        return {"dobrushin": self.dobrushin.gamma, "dobrushin_pair": _jsonable(self.dobrushin.pair),
-                "doeblin": self.doeblin.gamma, "ultra_mixing": self.ultra_mixing.gamma,
-                "ldp_epsilon": _jsonable(self.ldp_epsilon), "inputs_used": self.inputs_used}
+        return {"dobrushin": self.dobrushin_gamma, "dobrushin_pair": _jsonable(self.dobrushin.pair),
+                "doeblin": self.doeblin_gamma, "ultra_mixing": self.ultra_mixing_gamma,
+                "ldp_epsilon": _jsonable(self.ldp_epsilon), "inputs_used": self.inputs_used,
+                "product_rel_error": self.product_error.rel}
 
 
 @dataclass(frozen=True)
@@ -310,8 +400,8 @@ class AmplificationReport:
             f"K o M with M = {self.mechanism.description}",
             f"K: {self.operator.shape[0]}x{self.operator.shape[1]} operator "
             f"({c.inputs_used} inputs reachable by M)",
-            f"coefficients: Dobrushin {fmt_number(c.dobrushin.gamma)}, Doeblin {fmt_number(c.doeblin.gamma)}, "
-            f"ultra-mixing {fmt_number(c.ultra_mixing.gamma)}, K is {fmt_number(c.ldp_epsilon)}-LDP",
+            f"coefficients: Dobrushin {fmt_number(c.dobrushin_gamma)}, Doeblin {fmt_number(c.doeblin_gamma)}, "
+            f"ultra-mixing {fmt_number(c.ultra_mixing_gamma)}, K is {fmt_number(c.ldp_epsilon)}-LDP",
             "",
         ]
         table = text_table(self._HEADER, self._rows(), title=f"certified bounds (target delta' <= "
@@ -327,8 +417,8 @@ class AmplificationReport:
 
         lines = [f"<p><b>K o M</b> with M = {html.escape(self.mechanism.description)}; K "
                  f"{self.operator.shape[0]}&times;{self.operator.shape[1]}. Dobrushin "
-                 f"{fmt_number(c.dobrushin.gamma)}, Doeblin {fmt_number(c.doeblin.gamma)}, ultra-mixing "
-                 f"{fmt_number(c.ultra_mixing.gamma)}.</p>",
+                 f"{fmt_number(c.dobrushin_gamma)}, Doeblin {fmt_number(c.doeblin_gamma)}, ultra-mixing "
+                 f"{fmt_number(c.ultra_mixing_gamma)}.</p>",
                  html_table(self._HEADER, self._rows()),
                  f"<p><b>best</b>: ({fmt_number(self.best.epsilon)}, {fmt_number(self.best.delta)})-DP "
                  f"from {html.escape(self.best.source)}</p>"]
@@ -370,19 +460,25 @@ def _jsonable(v):
 
 # --------------------------------------------------------------------------- amplify
 def _reachable_inputs(mech: InputMechanism, K: MarkovOperator, inputs) -> tuple:
-    if inputs is not None:
-        labels = tuple(inputs)
-        for lab in labels:
-            K.input_index(lab)
-        return labels
+    reach = K.inputs
     if mech.kind == "finite":
         M = mech.matrix
         if set(M.outputs) != set(K.inputs) or len(M.outputs) != len(K.inputs):
             raise IncompatibleOperatorsError(
                 f"the outputs of M ({len(M.outputs)} labels) must be the inputs of K ({len(K.inputs)} labels)")
         mass = np.asarray(M.sparse.sum(axis=0)).ravel() if M.is_sparse else M.matrix.sum(axis=0)
-        return tuple(lab for lab, w in zip(M.outputs, mass) if w > 0)
-    return K.inputs
+        reach = tuple(lab for lab, w in zip(M.outputs, mass) if w > 0)
+    if inputs is None:
+        return reach
+    labels = tuple(inputs)
+    for lab in labels:
+        K.input_index(lab)
+    missing = [lab for lab in reach if lab not in set(labels)] if mech.kind == "finite" else []
+    if missing:
+        raise InvalidMechanismError(
+            f"inputs omits {missing[:4]!r}{' ...' if len(missing) > 4 else ''}, which the finite mechanism M "
+            "can produce: Theorem 1 needs every input M reaches")
+    return labels
 
 
 def _target_delta(mech: InputMechanism, delta) -> float:
@@ -450,22 +546,33 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     0.608
     """
     mech = as_input_mechanism(mechanism, neighbors)
-    Kop = compose_operators(K)
+    Kop, err = _compose_with_error(K)
+    return _amplify_operator(mech, Kop, err, delta=delta, inputs=inputs)
+
+
+def _amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductError, *, delta=None,
+                      inputs=None) -> AmplificationReport:
+    """:func:`amplify` for a normalised input and an operator whose rounding error is ``err``."""
     target = _target_delta(mech, delta)
     used = _reachable_inputs(mech, Kop, inputs)
     if not used:
         raise InvalidMechanismError("M puts no mass on any input of K")
     Kr = Kop.restrict(used) if used != Kop.inputs else Kop
+    adj = _Adjust(err, Kr.shape[1])
 
     dob, doe, ult = dobrushin(Kr), doeblin(Kr), ultra_mixing(Kr)
     ldp = ldp_guarantee(Kr)
-    coeffs = Coefficients(dob, doe, ult, ldp.epsilon, len(used))
-    dob_cache: dict[float, float] = {}
+    g_tv, g_doe, g_ult = adj.tv(dob.gamma), adj.doeblin(doe.gamma), adj.ultra(ult.gamma)
+    coeffs = Coefficients(dob, doe, ult, adj.pure_epsilon(ldp.epsilon), len(used), g_tv, g_doe, g_ult, err)
+    raw_cache: dict[float, float] = {}
+
+    def raw_at(order: float) -> float:
+        if order not in raw_cache:
+            raw_cache[order] = dobrushin(Kr, epsilon=order).gamma
+        return raw_cache[order]
 
     def dob_at(order: float) -> float:
-        if order not in dob_cache:
-            dob_cache[order] = dobrushin(Kr, epsilon=order).gamma
-        return dob_cache[order]
+        return adj.hockey(raw_at, order)
 
     profile = mech.profile
     notes: list[str] = []
@@ -475,36 +582,39 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     if mech.kind in ("dp", "points"):
         points = [(p.epsilon, p.delta) for p in mech.points]
     else:
-        points = _profile_points(profile, target, [dob.gamma, doe.gamma, ult.gamma])
+        points = _profile_points(profile, target, [g_tv, g_doe, g_ult])
     # all Theorem 1(2) orders at once: one pass over the pairs of K (dobrushin_curve)
-    orders = sorted({hockey_stick_order(e, d) for e, d in points} - set(dob_cache))
+    orders = sorted({adj.raw_order(hockey_stick_order(e, d)) for e, d in points} - set(raw_cache))
     if orders:
-        dob_cache.update(zip(orders, (float(g) for g in dobrushin_curve(Kr, orders))))
+        raw_cache.update(zip(orders, (float(g) for g in dobrushin_curve(Kr, orders))))
     t1 = {name: [] for name in BOUND_SOURCES[:4]}
     for e, d in points:
-        t1["theorem1.dobrushin"].append(theorem1_dobrushin(e, d, dob.gamma))
+        t1["theorem1.dobrushin"].append(theorem1_dobrushin(e, d, g_tv))
         t1["theorem1.hockey_stick"].append(theorem1_hockey_stick(e, d, dob_at(hockey_stick_order(e, d))))
-        t1["theorem1.doeblin"].extend(doeblin_frontier(e, d, doe.gamma, num=_FRONTIER_POINTS))
-        t1["theorem1.ultra_mixing"].append(theorem1_ultra_mixing(e, d, ult.gamma))
+        t1["theorem1.doeblin"].extend(doeblin_frontier(e, d, g_doe, num=_FRONTIER_POINTS))
+        t1["theorem1.ultra_mixing"].append(theorem1_ultra_mixing(e, d, g_ult))
     for name, bs in t1.items():
         sources.append(_PairSource(name, bs))
     if mech.kind in ("dp", "points"):
         for p in mech.points:
-            if not doeblin_amplifies_delta(p.epsilon, p.delta, doe.gamma):
+            if not doeblin_amplifies_delta(p.epsilon, p.delta, g_doe):
                 notes.append(f"Theorem 1(3) does not amplify delta at ({fmt_number(p.epsilon)}, "
-                             f"{fmt_number(p.delta)}): gamma_Doeblin = {fmt_number(doe.gamma)} exceeds "
+                             f"{fmt_number(p.delta)}): gamma_Doeblin = {fmt_number(g_doe)} exceeds "
                              "delta e^eps / ((1 - delta)(e^eps - 1))")
 
     # ---- Theorem 1(1)/(2) along a whole profile are curves
     if mech.kind in ("profile", "finite"):
         sources[0] = _CurveSource(
-            "theorem1.dobrushin", lambda e: theorem1_dobrushin(e, min(profile.delta(e), 1.0), dob.gamma),
-            upper=lambda d: profile.epsilon(min(d / dob.gamma, 1.0)) if dob.gamma > 0 else 0.0,
-            epsilon_for=lambda d: profile.epsilon(min(d / dob.gamma, 1.0)) if dob.gamma > 0 else 0.0)
+            "theorem1.dobrushin", lambda e: theorem1_dobrushin(e, min(profile.delta(e), 1.0), g_tv),
+            upper=lambda d: profile.epsilon(min(d / g_tv, 1.0)) if g_tv > 0 else 0.0,
+            epsilon_for=lambda d: profile.epsilon(min(d / g_tv, 1.0)) if g_tv > 0 else 0.0)
 
     # ---- LDP table and the tight black-box bound
-    sources.append(_CurveSource("ldp", lambda e: ldp_bound(e, min(float(ldp.delta(e)), 1.0)),
-                                upper=ldp.epsilon_at, epsilon_for=ldp.epsilon_at))
+    def ldp_bracket(d: float) -> float:
+        return adj.epsilon_bracket(ldp.epsilon_at, d)
+
+    sources.append(_CurveSource("ldp", lambda e: ldp_bound(e, dob_at(e)), upper=ldp_bracket,
+                                epsilon_for=ldp_bracket))
 
     def tight(e: float, name: str = "tight") -> Bound:
         alpha = min(float(profile.delta(e)), 1.0)
@@ -513,7 +623,7 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
 
     # at eps' = epsilon_M(d) the input itself has alpha <= d, so tight <= alpha <= d there
     sources.append(_CurveSource("tight", tight, upper=lambda d: _first_finite(lambda: profile.epsilon(d),
-                                                                               lambda: ldp.epsilon_at(d))))
+                                                                               lambda: ldp_bracket(d))))
     if mech.kind in ("profile", "finite"):
         sources[1] = _CurveSource("theorem1.hockey_stick", lambda e: tight(e, "theorem1.hockey_stick"),
                                   upper=lambda d: profile.epsilon(d))
@@ -521,9 +631,18 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     # ---- exact profile of the finite pipeline
     exact_bound = None
     if mech.kind == "finite":
-        exact_prof = privacy_profile(mech.matrix @ Kop, mech.neighbors)
-        exact_src = _CurveSource("exact", lambda e: Bound(e, min(float(exact_prof.delta(e)), 1.0), "exact"),
-                                 upper=exact_prof.epsilon, epsilon_for=exact_prof.epsilon)
+        P, err_p = multiply(mech.matrix, EXACT, Kop, err)
+        exact_prof = privacy_profile(P, mech.neighbors)
+        adj_p = _Adjust(err_p, P.shape[1])
+
+        def exact_delta(e: float) -> float:
+            return adj_p.hockey(lambda o: min(float(exact_prof.delta(o)), 1.0), e)
+
+        def exact_bracket(d: float) -> float:
+            return adj_p.epsilon_bracket(exact_prof.epsilon, d)
+
+        exact_src = _CurveSource("exact", lambda e: Bound(e, exact_delta(e), "exact"),
+                                 upper=exact_bracket, epsilon_for=exact_bracket)
         sources.append(exact_src)
         exact_bound = exact_src.bound_at_delta(target)
 
@@ -532,13 +651,13 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     if mech.kind in ("dp", "points"):
         for name in ("theorem1.dobrushin", "theorem1.hockey_stick", "theorem1.ultra_mixing"):
             listed.extend(t1[name])
-        listed.extend(theorem1_doeblin(p.epsilon, p.delta, doe.gamma) for p in mech.points)
+        listed.extend(theorem1_doeblin(p.epsilon, p.delta, g_doe) for p in mech.points)
     for s in sources:
         b = s.bound_at_delta(target)
         # the gamma = 1 end of the Doeblin freedom only restates an input point: not worth a row
         if b is None or b in listed:
             continue
-        if b.source == "theorem1.doeblin" and b.gamma == 1.0 and doe.gamma < 1.0:
+        if b.source == "theorem1.doeblin" and b.gamma == 1.0 and g_doe < 1.0:
             continue
         listed.append(b)
     order_key = {name: i for i, name in enumerate(BOUND_SOURCES)}

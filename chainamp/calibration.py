@@ -11,6 +11,7 @@ from ._table import fmt_number
 from ._tolerances import BISECTION_ATOL, BISECTION_RTOL
 from ._validation import check_delta, check_epsilon, check_positive
 from .amplify import AmplificationReport, amplify
+from .profiles import DP
 from .errors import InvalidParameterError
 from .operators import MarkovOperator
 
@@ -94,11 +95,14 @@ def calibrate(family: Callable[[float], Any], K: MarkovOperator | Sequence[Marko
         rep = amplify(family(e0), K, neighbors=neighbors, delta=target_delta)
         return rep if rep.epsilon_at(target_delta) <= target_eps else None
 
+    # K's own LDP guarantee over ALL its inputs (a black-box input reaches every one; a family may reach
+    # different inputs at different epsilons): if it meets the target, every input epsilon works
+    black_box = amplify(DP(top), K, delta=target_delta)
+    ldp = {s.name: s for s in black_box.sources}["ldp"].bound_at_delta(target_delta)
+    if ldp is not None and ldp.epsilon <= target_eps:
+        return Calibration(math.inf, ldp.epsilon, ldp.delta, target_eps, target_delta, None, 1)
     probe = amplify(family(top), K, neighbors=neighbors, delta=target_delta)
     evaluations += 1
-    ldp = probe.sources[[s.name for s in probe.sources].index("ldp")].bound_at_delta(target_delta)
-    if ldp is not None and ldp.epsilon <= target_eps:
-        return Calibration(math.inf, ldp.epsilon, ldp.delta, target_eps, target_delta, None, evaluations)
     if probe.epsilon_at(target_delta) <= target_eps:
         b = probe.bound_for(target_delta)
         return Calibration(top, b.epsilon, b.delta, target_eps, target_delta, probe, evaluations)

@@ -33,7 +33,8 @@ from .bounds import (Bound, theorem1_dobrushin, theorem1_doeblin, theorem1_hocke
 from .errors import InvalidParameterError
 from .mixing import dobrushin, doeblin, ultra_mixing
 from .operators import MarkovOperator
-from .amplify import amplify, as_input_mechanism
+from ._products import EXACT, multiply
+from .amplify import _amplify_operator, as_input_mechanism
 
 __all__ = ["amplify_steps", "StepsReport", "StepResult"]
 
@@ -137,25 +138,28 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
     mech = as_input_mechanism(mechanism, neighbors)
     results: list[StepResult] = []
     product: MarkovOperator | None = None
+    err = EXACT  # rounding error of the formed product (see chainamp._products)
     coeffs = None  # (dobrushin, doeblin, eps_ldp) of the product, when bounded by composition
     target = None
     for t, op in enumerate(ops, start=1):
         can_form = product is None or (coeffs is None and product.shape[0] * op.shape[1] <= max_product_entries)
         if can_form:
-            product = op if product is None else product @ op
-            rep = amplify(mech, product, delta=delta)
+            product, err = (op, EXACT) if product is None else multiply(product, err, op, EXACT)
+            rep = _amplify_operator(mech, product, err, delta=delta)
             target = rep.target_delta
             b = rep.best
             c = rep.coefficients
-            results.append(StepResult(t, b.epsilon, b.delta, b.source, True, c.dobrushin.gamma, c.doeblin.gamma,
-                                      c.ultra_mixing.gamma))
+            results.append(StepResult(t, b.epsilon, b.delta, b.source, True, c.dobrushin_gamma, c.doeblin_gamma,
+                                      c.ultra_mixing_gamma))
             continue
         if coeffs is None:
             prev = results[-1]
             coeffs = (prev.dobrushin, prev.doeblin, _ultra_to_eps(prev.ultra_mixing))
         d1, g1, e1 = coeffs
         d2, g2, e2 = dobrushin(op).gamma, doeblin(op).gamma, _ultra_to_eps(ultra_mixing(op).gamma)
-        coeffs = (min(d1 * d2, 1.0), min(g1 * g2, 1.0), tight_pure_epsilon(e1, e2))
+        # the rules hold for the exact products of the gammas: round the float products up
+        coeffs = (min(math.nextafter(d1 * d2, 2.0), 1.0), min(math.nextafter(g1 * g2, 2.0), 1.0),
+                  tight_pure_epsilon(e1, e2))
         b = _composed_best(mech, coeffs, target)
         results.append(StepResult(t, b.epsilon, b.delta, b.source, False, coeffs[0], coeffs[1],
                                   -math.expm1(-coeffs[2]) if math.isfinite(coeffs[2]) else 1.0))

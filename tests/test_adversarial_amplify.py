@@ -325,8 +325,8 @@ def test_pure_target_on_rr_chain():
     assert_all_sound(rep, lambda e: exact_pipeline_delta(M.matrix, K.matrix, e), mp.mpf("1e-45"))
 
 
-@pytest.mark.xfail(strict=True, reason="amplify trusts inputs= for a finite M: with inputs that omit labels M "
-                                        "reaches, report.best (0, 0) undercuts the report's own exact (1, 0)")
+# Regression (was a strict xfail until fixed): amplify trusts inputs= for a finite M: with inputs that omit
+# labels M reaches, report.best (0, 0) undercuts the report's own exact (1, 0)
 def test_inputs_subset_that_omits_reachable_inputs_of_finite_mechanism():
     M = mechanisms.randomized_response(3, 1.0)
     K = MarkovOperator([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
@@ -344,9 +344,9 @@ def _normalised_truth_pure_zero(rows):
     return _hs(P[0], P[1], 0.0)
 
 
-@pytest.mark.xfail(strict=True, reason="operator products (compose_operators / MarkovOperator @) underflow: "
-                                        "K1 K2 has a true entry 1e-400 where the other row has 0, the float "
-                                        "product is [[1,0],[1,0]], and amplify reports (0, 0)-DP")
+# Regression (was a strict xfail until fixed): operator products (compose_operators / MarkovOperator @)
+# underflow: K1 K2 has a true entry 1e-400 where the other row has 0, the float product is [[1,0],[1,0]],
+# and amplify reports (0, 0)-DP
 def test_product_underflow_does_not_certify_pure_dp():
     K1 = [[1.0, 1e-200], [1.0, 0.0]]
     K2 = [[1.0, 0.0], [1.0, 1e-200]]
@@ -356,9 +356,9 @@ def test_product_underflow_does_not_certify_pure_dp():
     assert rep.best.delta > 0 or rep.best.epsilon > 0
 
 
-@pytest.mark.xfail(strict=True, reason="the exact source profiles the float product M @ K, whose underflowed "
-                                        "entry 1e-400 becomes 0: best = exact = (0, 0) for a pipeline that is "
-                                        "not pure DP at any epsilon")
+# Regression (was a strict xfail until fixed): the exact source profiles the float product M @ K, whose
+# underflowed entry 1e-400 becomes 0: best = exact = (0, 0) for a pipeline that is not pure DP at any
+# epsilon
 def test_exact_source_with_underflowing_product():
     M = [[1.0, 1e-200], [1.0, 0.0]]
     K = [[1.0, 0.0], [1.0, 1e-200]]
@@ -447,9 +447,9 @@ def test_calibrated_input_epsilon_is_really_private(family, target):
     assert truth <= target[1] + mp.mpf("1e-40")
 
 
-@pytest.mark.xfail(strict=True, reason="calibrate returns input_epsilon = inf ('every input works') from K's LDP "
-                                        "restricted to the inputs family(max_epsilon) reaches; family(1) reaches "
-                                        "another input and K o family(1) is not (0.5, 0)-DP")
+# Regression (was a strict xfail until fixed): calibrate returns input_epsilon = inf ('every input works')
+# from K's LDP restricted to the inputs family(max_epsilon) reaches; family(1) reaches another input and K o
+# family(1) is not (0.5, 0)-DP
 def test_calibrate_inf_shortcut_ignores_inputs_other_epsilons_reach():
     K = MarkovOperator([[0.5, 0.5], [0.5, 0.5], [1.0, 0.0]])
 

@@ -77,7 +77,7 @@ def test_contract_signatures():
 
 LAYERS = {
     "errors": 1, "_validation": 1, "_logmath": 1, "_tolerances": 1, "_table": 1, "_progress": 1,
-    "operators": 2, "chain": 2,
+    "operators": 2, "chain": 2, "_products": 2,
     "divergences": 3, "mixing": 3, "_pairwise": 3, "lp": 3,
     "mechanisms": 4, "profiles": 4,
     "bounds": 5, "amplify": 5, "steps": 5, "calibration": 5, "renyi": 5, "_renyi_sgd": 5, "_renyi_examples": 5,

@@ -34,8 +34,9 @@ def test_composed_coefficients_dominate_exact():
     exact = amplify_steps(DP(1.0, 1e-6), K, steps=5)
     composed = amplify_steps(DP(1.0, 1e-6), K, steps=5, max_product_entries=1)
     for e, c in zip(exact.steps, composed.steps):
-        assert c.dobrushin >= e.dobrushin - 1e-15 and c.doeblin >= e.doeblin - 1e-15
-        assert c.ultra_mixing >= e.ultra_mixing - 1e-15
+        # the formed products' coefficients include their rounding error (~1e-15): compare to that slack
+        assert c.dobrushin >= e.dobrushin - 1e-14 and c.doeblin >= e.doeblin - 1e-14
+        assert c.ultra_mixing >= e.ultra_mixing - 1e-14
         assert c.epsilon >= e.epsilon - 1e-12
     assert not composed.steps[-1].exact_coefficients
     assert composed.epsilons[-1] < composed.epsilons[0]
