@@ -18,7 +18,11 @@ a family of valid ``(eps', delta')`` pairs:
     For a finite M: the exact profile of the matrix ``M K``.
 
 The report's ``delta_at`` / ``epsilon_at`` take the lower envelope over all
-sources. Every number is rounded toward the safe side; a search over epsilon
+sources. An operator passed in is taken as exact (every coefficient is a bound
+for the matrix as stored); products chainamp forms itself (a list of operators,
+the steps of :func:`chainamp.amplify_steps`, the pipeline matrix ``M K``) carry
+their rounding and underflow error into every coefficient (see
+:mod:`chainamp._products` and ``_Adjust``). Every number is rounded toward the safe side; a search over epsilon
 returns the upper end of a bracket at which the bound was *evaluated* and found
 to hold, so it is certified even where a curve is not monotone.
 """
