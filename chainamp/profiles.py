@@ -395,10 +395,14 @@ class PrivacyProfile:
                 diff = np.minimum(e + lb - la, 0.0)
                 base = np.exp(la)
                 val = base * -np.expm1(diff)
-                err = base * (1e3 * u) * (1.0 + e + np.abs(la) + np.abs(lb)) + val * (1e3 * u) * (1.0 + np.abs(la))
+                # lb = -inf (mu beyond ~4e154: almost no noise): the second term is dropped (diff = -inf), which
+                # only raises the value, so |lb| must not enter the error (it made err = inf and the value _TINY)
+                lb_mag = np.where(np.isfinite(lb), np.abs(lb), 0.0)
+                err = base * (1e3 * u) * (1.0 + e + np.abs(la) + lb_mag) + val * (1e3 * u) * (1.0 + np.abs(la))
                 val = np.nextafter(val + err, np.inf)
+            val = np.where(np.isfinite(val), val, 1.0)  # any other overflow: the trivial bound, never a small one
             # la = -inf (eps beyond ~1e150 mu): the exact value is positive but below any double
-            val = np.where(np.isfinite(la) & np.isfinite(val), val, _TINY)
+            val = np.where(np.isfinite(la), val, _TINY)
             out[fin] = np.minimum(np.maximum(val, _TINY), 1.0)
             return out  # eps = inf: the two Gaussians share their support, delta(inf) = 0
 

@@ -270,6 +270,24 @@ def test_laplace_pure_epsilon_is_rounded_up(scale, sens):
     assert prof.delta(e) >= exact
 
 
+@pytest.mark.parametrize("sigma,sens,eps", [(1e-300, 1.0, 1.0), (1e-155, 1.0, 0.0), (1.0, 1e160, 5.0),
+                                             (1e-300, 1e300, 0.0), (1e-8, 1.0, 1e-3), (1e300, 1.0, 0.0)],
+                         ids=["no-noise", "mu-4e154", "huge-sensitivity", "mu-inf", "tiny-sigma", "huge-sigma"])
+def test_gaussian_profile_with_almost_no_noise(sigma, sens, eps):
+    """Regression: with mu = sensitivity/sigma above ~4e154, log_ndtr of the second argument is -inf, the error
+    term became inf and delta(eps) came out as 5e-324 (an almost noiseless Gaussian 'certified' (0, 1e-6)-DP)."""
+    prof = PrivacyProfile.gaussian(sigma, sens)
+    with mp.workdps(60):
+        mu = mp.mpf(sens) / mp.mpf(sigma)
+        if mu > 1e6:  # mp.ncdf overflows there; Phi(mu/2 - eps/mu) > 1 - 1e-9 and e^eps Phi(-mu/2) < 1e-9
+            exact = mp.mpf("0.99")
+        else:
+            exact = mp.ncdf(mu / 2 - eps / mu) - mp.e ** mp.mpf(eps) * mp.ncdf(-mu / 2 - eps / mu)
+    assert prof.delta(eps) >= exact
+    if exact > 1e-6:
+        assert prof.epsilon(1e-6) > eps
+
+
 # ----------------------------------------------------------------------------- finite mechanisms
 @st.composite
 def finite_pipelines(draw):
