@@ -125,8 +125,11 @@ def _compose_with_error(K) -> tuple[MarkovOperator, ProductError]:
             if not isinstance(op, MarkovOperator):
                 raise TypeError(f"K[{i}] must be a MarkovOperator, got {type(op).__name__}")
         out, err = K[0], EXACT
-        for op in K[1:]:
-            out, err = multiply(out, err, op, EXACT)
+        for i, op in enumerate(K[1:], start=1):
+            try:
+                out, err = multiply(out, err, op, EXACT)
+            except IncompatibleOperatorsError as exc:
+                raise IncompatibleOperatorsError(f"K[{i}] does not follow K[{i - 1}]: {exc}") from None
         return out, err
     raise TypeError(f"K must be a MarkovOperator or a non-empty list of them, got {type(K).__name__}")
 
@@ -211,6 +214,9 @@ class _PairSource:
         self.name = name
         self.bounds = tuple(bounds)
 
+    def __repr__(self) -> str:
+        return f"<BoundSource {self.name!r}: {len(self.bounds)} certified pairs>"
+
     def bound_at_epsilon(self, eps: float) -> Bound | None:
         ok = [b for b in self.bounds if b.epsilon <= eps]
         return min(ok, key=lambda b: (b.delta, b.epsilon)) if ok else None
@@ -230,6 +236,9 @@ class _CurveSource:
         self._upper = upper
         self._epsilon_for = epsilon_for
         self._cache: dict[float, Bound] = {}
+
+    def __repr__(self) -> str:
+        return f"<BoundSource {self.name!r}: a guarantee at every epsilon'>"
 
     def bound_at_epsilon(self, eps: float) -> Bound | None:
         if eps not in self._cache:
@@ -392,11 +401,17 @@ class AmplificationReport:
             gap = None
             if self.exact is not None and b.delta <= self.target_delta and b.source != "exact":
                 gap = b.epsilon - self.exact.epsilon
-            rows.append([b.source, b.epsilon, b.delta, b.gamma, b.input_epsilon, b.input_delta, gap,
-                         "*" if b == self.best else ""])
+            gamma = None if b.source == "ldp" else b.gamma  # the LDP bound uses K's curve, not one gamma
+            row = [b.source, b.epsilon, b.delta, gamma, b.input_epsilon, b.input_delta]
+            if self.exact is not None:
+                row.append(gap)
+            rows.append(row + ["*" if b == self.best else ""])
         return rows
 
-    _HEADER = ["source", "epsilon'", "delta'", "gamma", "from eps", "from delta", "vs exact", "best"]
+    @property
+    def _header(self) -> list[str]:
+        head = ["source", "epsilon'", "delta'", "gamma", "from eps", "from delta"]
+        return head + (["vs exact"] if self.exact is not None else []) + ["best"]
 
     def __str__(self) -> str:
         c = self.coefficients
@@ -408,7 +423,7 @@ class AmplificationReport:
             f"ultra-mixing {fmt_number(c.ultra_mixing_gamma)}, K is {fmt_number(c.ldp_epsilon)}-LDP",
             "",
         ]
-        table = text_table(self._HEADER, self._rows(), title=f"certified bounds (target delta' <= "
+        table = text_table(self._header, self._rows(), title=f"certified bounds (target delta' <= "
                                                              f"{fmt_number(self.target_delta)})")
         tail = [f"best: ({fmt_number(self.best.epsilon)}, {fmt_number(self.best.delta)})-DP from "
                 f"{self.best.source} [{self.best.reference}]"]
@@ -423,7 +438,7 @@ class AmplificationReport:
                  f"{self.operator.shape[0]}&times;{self.operator.shape[1]}. Dobrushin "
                  f"{fmt_number(c.dobrushin_gamma)}, Doeblin {fmt_number(c.doeblin_gamma)}, ultra-mixing "
                  f"{fmt_number(c.ultra_mixing_gamma)}.</p>",
-                 html_table(self._HEADER, self._rows()),
+                 html_table(self._header, self._rows()),
                  f"<p><b>best</b>: ({fmt_number(self.best.epsilon)}, {fmt_number(self.best.delta)})-DP "
                  f"from {html.escape(self.best.source)}</p>"]
         lines += [f"<p><i>note:</i> {html.escape(n)}</p>" for n in self.notes]

@@ -438,7 +438,7 @@ def mixing_conditions(K: MarkovOperator, gamma: float, epsilon: float | None = N
 
 @dataclass(frozen=True)
 class LDPGuarantee:
-    """K read as a local randomizer whose neighbours are all pairs of inputs (NOTES table).
+    """K read as a local randomizer whose neighbours are all pairs of inputs (the LDP table).
 
     ``epsilon`` is the pure-LDP level ``eps_K = log(1 / (1 - gamma_ultra))`` = the
     largest log-likelihood ratio ``max log K(x,y)/K(x',y)`` (inf when supports differ),
@@ -453,6 +453,11 @@ class LDPGuarantee:
     operator: MarkovOperator = field(repr=False, compare=False)
     _prep: _Prep = field(repr=False, compare=False, default=None)
     source: str = "Balle et al. 2019, Definition 1 read as local DP (all input pairs neighbours)"
+
+    def __repr__(self) -> str:
+        u = self.ultra
+        return (f"LDPGuarantee(epsilon={self.epsilon:.6g}, from ultra-mixing gamma={u.gamma:.6g}, "
+                f"pair {u.pair!r}, output {u.output!r})")
 
     def delta(self, eps: Any) -> float | np.ndarray:
         """``max_{x,x'} D_{e^eps}(K_x || K_x')``, rounded up; a float for a scalar eps.

@@ -424,7 +424,7 @@ def _row_normalize(A: sp.csr_matrix, nodes: list, name: str) -> sp.csr_matrix:
 
 
 def _preview(labels: tuple, k: int = 4) -> str:
-    if len(labels) <= k:
+    if len(labels) <= k + 2:
         return repr(list(labels))
     return "[" + ", ".join(repr(x) for x in labels[:k]) + f", ... ({len(labels)} labels)]"
 

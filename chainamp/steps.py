@@ -64,6 +64,11 @@ class StepsReport:
     delta: float
     steps: tuple
 
+    def __repr__(self) -> str:
+        first, last = self.steps[0], self.steps[-1]
+        return (f"<StepsReport M={self.mechanism}; delta'={fmt_number(self.delta)}; t=1..{last.t}; "
+                f"eps'(1)={fmt_number(first.epsilon)} -> eps'({last.t})={fmt_number(last.epsilon)}>")
+
     @property
     def epsilons(self) -> np.ndarray:
         return np.array([s.epsilon for s in self.steps])
@@ -79,7 +84,8 @@ class StepsReport:
                           title=f"K o M over steps, M = {self.mechanism}, delta' <= {fmt_number(self.delta)}")
 
     def _repr_html_(self) -> str:
-        return html_table(self._HEADER, self._rows())
+        return html_table(self._HEADER, self._rows(),
+                          title=f"K o M over steps, M = {self.mechanism}, delta' <= {fmt_number(self.delta)}")
 
     def to_dict(self) -> dict:
         def j(v):

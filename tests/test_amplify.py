@@ -23,9 +23,9 @@ def exact_delta(P: np.ndarray, eps: float, pairs=None) -> float:
     return max(float(np.maximum(P[i] - c * P[j], 0.0).sum()) for i, j in pairs)
 
 
-# ------------------------------------------------------------------ the NOTES §5 worked example
+# ------------------------------------------------------------------ worked example: two-stage randomized response
 class TestFiveAryExample:
-    """5-ary RR at eps = 2 followed by 5-ary RR at eps = 1 (NOTES §5): Theorem 1(4) certifies 1.617,
+    """5-ary RR at eps = 2 followed by 5-ary RR at eps = 1: Theorem 1(4) certifies 1.617,
     the LDP table 1.0, the tight black-box bound 0.735 and the exact pipeline 0.608."""
 
     K = MarkovOperator(krr_matrix(5, 1.0))

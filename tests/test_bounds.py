@@ -34,7 +34,7 @@ def hs(p, q, eps):
 
 
 def coefficients(K):
-    """Closed forms of Definition 1 computed inline (NOTES §2), independent of chainamp.mixing."""
+    """Closed forms of Definition 1 computed inline (column minima, row-pair maxima), independent of chainamp.mixing."""
     n = K.shape[0]
     pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
     tv = max(hs(K[i], K[j], 0.0) for i, j in pairs)
@@ -82,7 +82,8 @@ def test_ldp_bound_dominates_exact_for_any_input(K, eps, eps_prime):
        st.floats(0.0, 3.0))
 @settings(max_examples=200, deadline=None)
 def test_tight_black_box_equals_four_row_brute_force(K, eps, delta, eps_prime):
-    """NOTES §5: alpha * max D_{1+(c-1)/alpha}(K_x || K_x') equals the max over x1..x4 of the
+    """Tight black-box bound (Theorem 1(2) along the canonical profile of Kairouz, Oh, Viswanath 2015):
+    alpha * max D_{1+(c-1)/alpha}(K_x || K_x') equals the max over x1..x4 of the
     canonical pair pushed through the rows x1..x4 (brute force over all 4-tuples)."""
     alpha = float(DP(eps, delta).profile.delta(eps_prime))
     _, _, _, dob = coefficients(K)
@@ -98,7 +99,7 @@ def test_tight_black_box_equals_four_row_brute_force(K, eps, delta, eps_prime):
 
 
 def test_notes_example_5rr_then_5rr():
-    """NOTES §5 example: 5-ary RR at eps = 2 followed by 5-ary RR at eps = 1."""
+    """Worked example: 5-ary RR at eps = 2 followed by 5-ary RR at eps = 1 (values derived by hand)."""
     K = krr_matrix(5, 1.0)
     ultra = 1 - math.exp(-1.0)
     assert theorem1_ultra_mixing(2.0, 0.0, ultra).epsilon == pytest.approx(1.617, abs=5e-4)

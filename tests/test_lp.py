@@ -194,7 +194,7 @@ def test_repairs_keep_brackets_rigorous(sloppy_solver, seed, n, m, zp):
 @pytest.mark.parametrize("k,eps", [(2, 0.5), (3, 1.0), (5, 2.0), (8, 0.1)],
                          ids=["k2-e0.5", "k3-e1", "k5-e2", "k8-e0.1"])
 def test_krr_closed_forms(k, eps):
-    # NOTES §2: k-RR has Dobrushin = Doeblin gamma = (e^eps - 1)/(e^eps + k - 1), ultra gamma = 1 - e^-eps.
+    # k-ary RR closed forms (rows differ in two entries): Dobrushin = Doeblin gamma = (e^eps - 1)/(e^eps + k - 1), ultra gamma = 1 - e^-eps.
     K = krr_matrix(k, eps)
     dob = math.expm1(eps) / (math.exp(eps) + k - 1)
     d = doeblin_lp(K)

@@ -66,7 +66,7 @@ def test_k_randomized_response(k, eps):
     np.fill_diagonal(expected, e / (e + k - 1))
     np.testing.assert_allclose(K.matrix, expected, rtol=1e-13, atol=0)
     assert_eps(exact_ldp_epsilon(K.matrix), eps)
-    # NOTES.md section 2: Dobrushin gamma = max TV between rows = (e^eps - 1) / (e^eps + k - 1)
+    # k-ary RR closed form: Dobrushin gamma = max TV between rows = (e^eps - 1) / (e^eps + k - 1)
     tv = max(0.5 * np.abs(K.matrix[0] - K.matrix[j]).sum() for j in range(1, k))
     assert tv == pytest.approx(-math.expm1(-eps) / (1 + (k - 1) / e), rel=1e-12, abs=1e-15)
 

@@ -153,7 +153,7 @@ KRR = [(2, 0.5), (3, 1.0), (5, 2.0), (10, 0.1), (4, 6.0)]
 
 @pytest.mark.parametrize("k,eps", KRR, ids=[f"k{k}-eps{e}" for k, e in KRR])
 def test_krr_closed_forms(k, eps):
-    """NOTES §2: Dobrushin = Doeblin = (e^eps - 1)/(e^eps + k - 1), ultra = 1 - e^-eps."""
+    """k-ary RR closed forms (rows differ in two entries): Dobrushin = Doeblin = (e^eps - 1)/(e^eps + k - 1), ultra = 1 - e^-eps."""
     K = krr(k, eps)
     closed = math.expm1(eps) / (math.exp(eps) + k - 1)
     assert abs(dobrushin(K).gamma - closed) <= CLOSE

@@ -113,7 +113,7 @@ def test_randomized_response_closed_form_matches_matrix(k, eps):
 
 
 def test_randomized_response_notes_example_value():
-    # NOTES 5: 5-ary RR at eps = 2; delta(1) = (e^2 - e)/(e^2 + 4).
+    # 5-ary RR at eps = 2 (only the two differing outputs count): delta(1) = (e^2 - e)/(e^2 + 4).
     val = PrivacyProfile.randomized_response(5, 2.0).delta(1.0)
     assert val == pytest.approx((math.exp(2) - math.e) / (math.exp(2) + 4), rel=1e-14)
 
