@@ -10,7 +10,7 @@ mechanism. A report is wrong when the truth exceeds ANY bound it hands out.
 
 Rows are used as written (a row may sum to 1 +- a few ulps); the reference then allows
 ``4 * max |row sum - 1|`` (exact), which is 0 for the dyadic matrices used where it matters.
-Bugs found in files this test may not edit are kept as ``xfail(strict=True)`` tests.
+Each bug found is pinned by a regression test named after what it broke (see the comments).
 """
 
 from __future__ import annotations
@@ -58,15 +58,22 @@ def _excess(*mats):
 
 
 def exact_pipeline_delta(M, K, eps: float, pairs=None):
-    """Exact delta of the finite pipeline M K at eps (max over ordered neighbouring pairs)."""
-    P = _mul(_mpm(M), _mpm(K))
+    """Exact delta of the finite pipeline M K at eps (max over ordered neighbouring pairs); K may be a list of
+    matrices, multiplied exactly (a float product would hide its own rounding and underflow)."""
+    P = _mpm(M)
+    for factor in (K if isinstance(K, list) else [K]):
+        P = _mul(P, _mpm(factor))
     pairs = pairs if pairs is not None else [(i, j) for i in range(len(P)) for j in range(len(P)) if i != j]
     return max(_hs(P[i], P[j], eps) for i, j in pairs)
 
 
 def worst_black_box_delta(eps0: float, delta0: float, K, eps: float):
-    """sup over all (eps0, delta0)-DP mechanisms M of delta_{K o M}(eps) (canonical pair, all 4-tuples)."""
-    Km = _mpm(K)
+    """sup over all (eps0, delta0)-DP mechanisms M of delta_{K o M}(eps) (canonical pair, all 4-tuples);
+    K may be a list of matrices (multiplied exactly)."""
+    factors = K if isinstance(K, list) else [K]
+    Km = _mpm(factors[0])
+    for factor in factors[1:]:
+        Km = _mul(Km, _mpm(factor))
     e, d = mp.e ** mp.mpf(eps0), mp.mpf(delta0)
     a, b = (1 - d) * e / (1 + e), (1 - d) / (1 + e)
     m = len(Km[0])
@@ -316,7 +323,7 @@ def finite_pipelines(draw):
     K_list, K_full = Kop, K1
     if draw(st.booleans()):  # a list of two operators
         K2 = _normalise(rng.random((K1.shape[1], 2)))
-        K_list, K_full = [Kop, MarkovOperator(K2)], K1 @ K2
+        K_list, K_full = [Kop, MarkovOperator(K2)], [K1, K2]
     neighbors, pairs = None, None
     relation = draw(st.sampled_from(["all", "graph", "list"]))
     if relation != "all":
@@ -402,10 +409,10 @@ def test_amplify_steps_sound_formed_and_composed(seed, k, T, mpe, e0, d0):
                         max_product_entries=mpe)
     prod = np.eye(k)
     tol = 4 * T * _excess(*ops) + mp.mpf("1e-45")
-    for s, A in zip(rep.steps, ops):
+    for t, (s, A) in enumerate(zip(rep.steps, ops), start=1):
         prod = prod @ A
         if s.epsilon < _INF:
-            assert worst_black_box_delta(e0, d0, prod, s.epsilon) <= s.delta + tol, s
+            assert worst_black_box_delta(e0, d0, list(ops[:t]), s.epsilon) <= s.delta + tol, s
         P = MarkovOperator(_normalise(prod))
         assert s.dobrushin >= dobrushin(P).gamma - 1e-12
         assert s.doeblin >= doeblin(P).gamma - 1e-12
@@ -492,9 +499,7 @@ def test_calibrate_inf_shortcut_ignores_inputs_other_epsilons_reach():
 def test_certified_audit_claims_hold(doc_mech, steps, claims):
     result = audit(parse_pipeline({"format": FORMAT, "mechanism": doc_mech, "steps": steps, "claims": claims}))
     ops = [op.matrix for op in result.pipeline.operators]
-    K = ops[0]
-    for A in ops[1:]:
-        K = K @ A
+    K = list(ops)
     for v in result.verdicts:
         if v.status != "certified":
             continue
@@ -505,6 +510,34 @@ def test_certified_audit_claims_hold(doc_mech, steps, claims):
         else:
             truth = exact_pipeline_delta(result.pipeline.mechanism.matrix, K, c.epsilon)
         assert truth <= c.delta + 4 * _excess(*ops) + mp.mpf("1e-40"), v
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 3), k=st.integers(2, 3),
+       eps=st.sampled_from([0.0, 0.25, 1.0]), slack=st.sampled_from([0.9, 0.999999, 1.0, 1.000001, 1.5]),
+       chain=st.booleans())
+def test_random_pipeline_file_certified_claims_hold(seed, n, k, eps, slack, chain):
+    """Pipeline documents with inline matrices and a neighbour list: every claim the audit marks certified is
+    true by brute force, whichever side of the exact value it sits on."""
+    rng = np.random.default_rng(seed)
+    M = _dyadic(rng.random((n, k)) + 0.01)
+    K1 = _dyadic(rng.random((k, k)) ** 2 + 0.01)
+    K2 = _dyadic(rng.random((k, 2)) + 0.01)
+    labels = [f"v{i}" for i in range(n)]
+    steps = [{"matrix": K1.tolist()}] + ([{"matrix": K2.tolist()}] if chain else [])
+    K = [K1, K2] if chain else K1
+    pairs = [(0, 1), (1, 0)]
+    truth = exact_pipeline_delta(M, K, eps, pairs)
+    claim_delta = min(float(truth * slack), 1.0)
+    doc = {"format": FORMAT, "mechanism": {"matrix": M.tolist(), "inputs": labels},
+           "neighbors": [["v0", "v1"]], "steps": steps,
+           "claims": [{"form": "delta_at", "epsilon": eps, "delta": claim_delta},
+                      {"form": "epsilon_at", "epsilon": eps, "delta": claim_delta}]}
+    for v in audit(parse_pipeline(doc)).verdicts:
+        if v.status == "certified":
+            assert truth <= claim_delta, v
+        if v.status == "refuted":
+            assert truth > claim_delta, v
 
 
 def test_audit_never_refutes_a_true_claim():
