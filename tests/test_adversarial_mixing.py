@@ -14,19 +14,27 @@ import math
 from fractions import Fraction
 
 import mpmath
+import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import chainamp.lp as lpmod
 from chainamp import MarkovOperator
 from chainamp.chain import stationary_distribution
 from chainamp.divergences import hockey_stick, hockey_stick_curve, renyi_divergence
 from chainamp.errors import SolverError
 from chainamp.mixing import dobrushin, dobrushin_curve, doeblin, mixing_time, ultra_mixing
 
-mpmath.mp.dps = 60
 TINY = 2.0**-1074
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _sixty_digits():
+    """mpmath at 60 digits for this module only (the global precision is left as other modules set it)."""
+    with mpmath.workdps(60):
+        yield
 
 
 # ----------------------------------------------------------------- exact references
@@ -327,8 +335,6 @@ def test_large_fast_path_600x500():
 
 # ----------------------------------------------------------------- sparse operators, all_pairs, inputs
 def _graphs():
-    import networkx as nx
-
     g = nx.gnp_random_graph(150, 0.05, seed=1)
     g.add_edges_from((i, i + 1) for i in range(149))
     return [
@@ -353,8 +359,6 @@ def test_sparse_random_walks_match_dense_and_exact(name, G, lazy):
 
 
 def test_star_graph_disjoint_pair_is_one_at_every_eps():
-    import networkx as nx
-
     Ks = MarkovOperator.random_walk(nx.star_graph(150))
     assert dobrushin_curve(Ks, [0.0, 1.0, 800.0, math.inf]).tolist() == [1.0] * 4
     res = dobrushin(Ks, 3.0)
@@ -576,9 +580,6 @@ def test_round_up_helpers_cover_their_error_model(value, n_ops):
     assert Fraction(round_down(value, n_ops)) <= Fraction(value) * (1 - Fraction(n_ops + 2, 2**53))
     assert round_up(value, n_ops, upper=value) == value
 
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _POOL = [0.0, TINY, 3 * TINY, 1e-310, 1e-300, 1e-200, 1e-16, 0.25, 0.5, 1.0]
 
