@@ -421,8 +421,11 @@ def mixing_conditions(K: MarkovOperator, gamma: float, epsilon: float | None = N
     dob = dobrushin(K).gamma
     hs = None if eps is None else dobrushin(K, eps).gamma
     doe = doeblin(K).gamma
-    ult = ultra_mixing(K).gamma
-    ultra_ok = ult <= g
+    ultra = ultra_mixing(K)
+    ult = ultra.gamma
+    # rows with different supports are not ultra-mixing for ANY gamma (K(x) << K(x') fails):
+    # their reported gamma = 1 must not make the condition hold at gamma = 1
+    ultra_ok = ult <= g and ultra.ratio > 0.0
     doeblin_ok = doe <= g or ultra_ok
     dob_ok = dob <= g or doeblin_ok
     # D_{e^eps} <= TV: gamma-Dobrushin => (gamma, eps)-Dobrushin (never the converse)

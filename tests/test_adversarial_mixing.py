@@ -610,3 +610,14 @@ def test_small_special_values_property(M, eps):
         assert g - exact <= 1e-12 and c - exact <= 1e-12
         assert Fraction(doeblin(K).gamma) >= exact_doeblin(M)
         assert Fraction(ultra_mixing(K).gamma) >= exact_ultra(M)
+
+
+def test_mixing_conditions_ultra_needs_shared_support_even_at_gamma_one():
+    # Definition 1(4) asks K(x) << K(x'): disjoint rows are not ultra-mixing for any gamma, although
+    # ultra_mixing reports gamma = 1 for them (ratio 0). Shared support with a 1e-300 ratio still is.
+    from chainamp.mixing import mixing_conditions
+
+    disjoint = mixing_conditions(MarkovOperator([[1.0, 0.0], [0.0, 1.0]]), 1.0)
+    assert not disjoint.ultra_mixing and disjoint.doeblin and disjoint.dobrushin
+    tiny = mixing_conditions(MarkovOperator([[1 - 1e-300, 1e-300], [1e-300, 1 - 1e-300]]), 1.0)
+    assert tiny.ultra_mixing and tiny.ultra_mixing_gamma == 1.0
