@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._pipeline import (CATALOGUE, FORMAT, GRAPHS, PROFILES, Claim, Pipeline, _Ctx, parse_document, read_operator,
                         read_toml)
@@ -341,39 +342,50 @@ def _exact_delta_lower(report: AmplificationReport, ops: list, epsilon: float) -
     """A certified LOWER bound of the exact delta(epsilon) of the finite pipeline ``M K1 ... Kr``.
 
     For every neighbouring pair (u, v) and any set S of outputs, ``P_u(S) - e^eps P_v(S)`` is at most
-    ``D_{e^eps}(P_u || P_v)``; S is the set where the computed ratio exceeds ``e^eps`` (for eps = inf:
-    where ``P_u > 0`` and ``P_v`` is a structural zero, i.e. every path to the output has a zero factor).
-    The float products are chained step by step; an entry of a product of non-negative matrices over k
-    terms is within ``(k + 2) u`` relative of the exact value plus ``k`` subnormals (products that
-    underflow), earlier absolute errors growing by the largest column sum. Partial sums over S carry
-    ``(m + 4) u`` more; ``e^eps`` is taken 4 u high. ``-inf`` when M is not finite.
+    ``D_{e^eps}(P_u || P_v)``; S is the set where the computed ratio exceeds ``e^eps`` (for eps = inf, or
+    ``e^eps`` beyond a double: where ``P_u > 0`` and ``P_v`` is a structural zero, every path to the output
+    having a zero factor, so that ``P_v(S) = 0`` exactly). The products are chained step by step (sparse
+    operators stay sparse); an entry of a product of non-negative matrices over k terms is within
+    ``(k + 2) u`` relative of the exact value plus ``k`` subnormals (products that underflow), earlier
+    absolute errors growing by the largest column sum. Partial sums over S carry ``(m + 4) u`` more;
+    ``e^eps`` is taken 4 u high. ``-inf`` when M is not finite.
     """
     mech = report.mechanism
     if mech.kind != "finite":
         return -math.inf
     u = UNIT_ROUNDOFF
-    P = np.asarray(mech.matrix.matrix, dtype=float)
-    struct = P > 0
+
+    def data(op):
+        return op.sparse if op.is_sparse else np.asarray(op.matrix, dtype=float)
+
+    def product(X, A):
+        return sp.csr_matrix(X) @ sp.csr_matrix(A) if sp.issparse(X) or sp.issparse(A) else X @ A
+
+    P = data(mech.matrix)
+    struct = (P != 0).astype(float)
     rel, absolute = 0.0, 0.0
     for op in ops:
-        A = np.asarray(op.matrix, dtype=float)
+        A = data(op)
         k = A.shape[0]
-        absolute = absolute * float(A.sum(axis=0).max()) * (1.0 + 4 * u) + k * SMALLEST_SUBNORMAL
+        absolute = absolute * float(np.max(A.sum(axis=0))) * (1.0 + 4 * u) + k * SMALLEST_SUBNORMAL
         rel = (1.0 + rel) * (1.0 + (k + 2) * u) - 1.0 + 2 * u
-        P = P @ A
-        struct = (struct.astype(float) @ (A > 0).astype(float)) > 0
+        P = product(P, A)
+        struct = (product(struct, (A != 0).astype(float)) != 0).astype(float)
+    P = P.toarray() if sp.issparse(P) else P
+    struct = (struct.toarray() if sp.issparse(struct) else struct) != 0
     m = P.shape[1]
     rel = rel * 1.01 + (m + 4) * u
     pairs = neighbor_pairs(mech.matrix.inputs, mech.neighbors)
+    c = math.exp(epsilon) * (1.0 + 4 * u) if epsilon < 700.0 else math.inf
     best = -math.inf
-    c = math.exp(epsilon) * (1.0 + 4 * u) if math.isfinite(epsilon) else math.inf
-    for start in range(0, len(pairs), 4096):
-        i, j = pairs[start:start + 4096, 0], pairs[start:start + 4096, 1]
+    step = max(1, (1 << 21) // max(m, 1))  # bounds the (pairs x outputs) temporaries
+    for start in range(0, len(pairs), step):
+        i, j = pairs[start:start + step, 0], pairs[start:start + step, 1]
         Pu, Pv = P[i], P[j]
-        S = ((Pu > 0) & ~struct[j]) if math.isinf(epsilon) else Pu > c * Pv
+        S = ((Pu > 0) & ~struct[j]) if math.isinf(c) else Pu > c * Pv
         mass_u = (Pu * S).sum(axis=1) * (1.0 - rel) - S.sum(axis=1) * absolute
-        if math.isinf(epsilon):
-            minus = np.zeros(mass_u.shape)
+        if math.isinf(c):
+            minus = np.zeros(mass_u.shape)  # P_v is exactly 0 on S
         else:
             with np.errstate(over="ignore", invalid="ignore"):
                 minus = c * ((Pv * S).sum(axis=1) * (1.0 + rel) + S.sum(axis=1) * absolute) * (1.0 + 4 * u)
