@@ -31,8 +31,14 @@ from chainamp.calibration import calibrate
 from chainamp.io import FORMAT, audit, parse_pipeline
 from chainamp.mixing import dobrushin, doeblin, ldp_guarantee, ultra_mixing
 
-mp.mp.dps = 60
 _INF = math.inf
+
+
+@pytest.fixture(autouse=True)
+def _mp_precision():
+    """60 digits for every reference in this module (restored afterwards: mpmath's precision is global)."""
+    with mp.workdps(60):
+        yield
 
 
 # ----------------------------------------------------------------------------- references (mpmath)
