@@ -206,7 +206,8 @@ def hockey_stick_curve(p: Any, q: Any, epsilons: Any) -> np.ndarray:
     Each value is rounded up by the error bound of a length-m sum plus the error
     of the computed log-ratios, which can misplace outcomes whose ratio lies
     within ``u (eps + 2 max |log p|, |log q|)`` of eps (each such outcome moves
-    the value by at most that fraction of its mass).
+    the value by at most that fraction of its mass, so the mass of every outcome that
+    close to eps pads the value, counted in the prefix sum or not).
 
     Examples
     --------
