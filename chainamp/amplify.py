@@ -44,7 +44,7 @@ from .bounds import (BOUND_SOURCES, Bound, doeblin_amplifies_delta, doeblin_fron
 from .errors import IncompatibleOperatorsError, InvalidMechanismError
 from .mixing import dobrushin, dobrushin_curve, doeblin, ldp_guarantee, ultra_mixing
 from ._logmath import round_up
-from ._products import EXACT, ProductError, multiply
+from ._products import EXACT, ProductError, multiply, operator_error
 from .operators import MarkovOperator
 from .profiles import DP, PrivacyProfile, privacy_profile
 
@@ -119,15 +119,15 @@ def compose_operators(K: MarkovOperator | Sequence[MarkovOperator]) -> MarkovOpe
 def _compose_with_error(K) -> tuple[MarkovOperator, ProductError]:
     """The product of a sequence and its rounding error (see :mod:`chainamp._products`)."""
     if isinstance(K, MarkovOperator):
-        return K, EXACT
+        return K, operator_error(K)
     if isinstance(K, (list, tuple)) and K:
         for i, op in enumerate(K):
             if not isinstance(op, MarkovOperator):
                 raise TypeError(f"K[{i}] must be a MarkovOperator, got {type(op).__name__}")
-        out, err = K[0], EXACT
+        out, err = K[0], operator_error(K[0])
         for i, op in enumerate(K[1:], start=1):
             try:
-                out, err = multiply(out, err, op, EXACT)
+                out, err = multiply(out, err, op, operator_error(op))
             except IncompatibleOperatorsError as exc:
                 raise IncompatibleOperatorsError(f"K[{i}] does not follow K[{i - 1}]: {exc}") from None
         return out, err
@@ -275,6 +275,24 @@ class _CurveSource:
             else:
                 hi, hit = mid, cand
         return hit
+
+
+def _normalised_profile(profile: PrivacyProfile, adj: "_Adjust") -> PrivacyProfile:
+    """Profile of a finite mechanism whose stored rows are normalised (see :func:`operator_error`):
+    the stored matrix's exact profile widened by the entrywise error model of ``_Adjust``."""
+    if adj.exact:
+        return profile
+
+    def fn(e: float) -> float:
+        return adj.hockey(lambda o: min(float(profile.delta(o)), 1.0), e)
+
+    pure = adj.pure_epsilon(profile.pure_epsilon)
+    for _ in range(16):  # the widened curve is 0 from the widened pure level on; make sure of it in floats
+        if not math.isfinite(pure) or fn(pure) == 0.0:
+            break
+        pure = math.nextafter(pure, math.inf) * (1 + 2.0**-50)
+    return PrivacyProfile.from_callable(fn, name=profile.name, exact=False, source=profile.source,
+                                        pure_epsilon=pure if math.isfinite(pure) and fn(pure) == 0.0 else None)
 
 
 def _first_finite(*candidates: Callable[[], float]) -> float:
@@ -500,14 +518,14 @@ def _reachable_inputs(mech: InputMechanism, K: MarkovOperator, inputs) -> tuple:
     return labels
 
 
-def _target_delta(mech: InputMechanism, delta) -> float:
+def _target_delta(mech: InputMechanism, profile: PrivacyProfile, delta) -> float:
     if delta is not None:
         return check_delta(delta, "delta")
     if mech.kind == "dp":
         return mech.points[0].delta
     if mech.kind == "points":
         return min(p.delta for p in mech.points)
-    if math.isfinite(mech.profile.pure_epsilon):
+    if math.isfinite(profile.pure_epsilon):
         return 0.0
     raise InvalidMechanismError(f"{mech.description} has no pure-DP level: pass delta= (the delta' to report at)")
 
@@ -572,7 +590,12 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
 def _amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductError, *, delta=None,
                       inputs=None) -> AmplificationReport:
     """:func:`amplify` for a normalised input and an operator whose rounding error is ``err``."""
-    target = _target_delta(mech, delta)
+    profile = mech.profile
+    err_m = EXACT
+    if mech.kind == "finite":
+        err_m = operator_error(mech.matrix)
+        profile = _normalised_profile(profile, _Adjust(err_m, mech.matrix.shape[1]))
+    target = _target_delta(mech, profile, delta)
     used = _reachable_inputs(mech, Kop, inputs)
     if not used:
         raise InvalidMechanismError("M puts no mass on any input of K")
@@ -593,7 +616,6 @@ def _amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErr
     def dob_at(order: float) -> float:
         return adj.hockey(raw_at, order)
 
-    profile = mech.profile
     notes: list[str] = []
     sources: list = []
 
@@ -650,7 +672,7 @@ def _amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErr
     # ---- exact profile of the finite pipeline
     exact_bound = None
     if mech.kind == "finite":
-        P, err_p = multiply(mech.matrix, EXACT, Kop, err)
+        P, err_p = multiply(mech.matrix, err_m, Kop, err)
         exact_prof = privacy_profile(P, mech.neighbors)
         adj_p = _Adjust(err_p, P.shape[1])
 

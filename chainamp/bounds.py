@@ -115,6 +115,15 @@ def _product_up(a: float, b: float) -> float:
     return math.nextafter(prod, math.inf)
 
 
+def _positive_up(value: float, n_ops: int, truly_positive: bool) -> float:
+    """Round a non-negative result up; if it is truly positive but underflowed to 0, return the
+    smallest positive double (round_up alone keeps an exact 0)."""
+    if value == 0.0:
+        return 5e-324 if truly_positive else 0.0
+    return round_up(value, n_ops, upper=1.0) if value > 5e-300 else min(
+        math.nextafter(value * (1 + (n_ops + 2) * 2.0**-53), math.inf) + 5e-324 * (n_ops + 2), 1.0)
+
+
 def _eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
     return check_epsilon(epsilon, "epsilon"), check_delta(delta, "delta")
 
@@ -151,8 +160,12 @@ def hockey_stick_order(epsilon: float, delta: float) -> float:
         return 0.0
     if d == 0.0:
         return math.inf
-    val = float(np.logaddexp(0.0, log_expm1(eps) - math.log(d)))
-    return max(0.0, math.nextafter(val - 4 * abs(val) * 2.0**-53, -math.inf))
+    a, b = log_expm1(eps), math.log(d)
+    val = float(np.logaddexp(0.0, a - b))
+    # the difference a - b carries an absolute error of a few ulps of |a| + |b| (it may cancel),
+    # and logaddexp has slope <= 1: round down by that, plus a few ulps of the result
+    err = 8 * 2.0**-53 * (abs(a) + abs(b) + abs(val))
+    return max(0.0, math.nextafter(val - err, -math.inf))
 
 
 def theorem1_hockey_stick(epsilon: float, delta: float, gamma: float, *, source: str = "theorem1.hockey_stick",
@@ -180,6 +193,8 @@ def theorem1_hockey_stick(epsilon: float, delta: float, gamma: float, *, source:
 def _amplified_epsilon(eps: float, gamma: float) -> float:
     """``log(1 + gamma (e^eps - 1))`` rounded up."""
     val = log1p_gamma_expm1(gamma, eps)
+    if val == 0.0 and gamma > 0.0 and eps > 0.0:  # truly positive but underflowed
+        return min(5e-324, eps)
     return min(round_up(val, 6), eps) if val < eps else eps
 
 
@@ -205,7 +220,7 @@ def theorem1_doeblin(epsilon: float, delta: float, gamma: float) -> Bound:
     eps_p = _amplified_epsilon(eps, g)
     tail = -math.expm1(-eps) if math.isfinite(eps) else 1.0
     delta_p = g * (d + (1.0 - d) * (1.0 - g) * tail)
-    return Bound(eps_p, round_up(delta_p, 8, upper=1.0), "theorem1.doeblin", gamma=g,
+    return Bound(eps_p, _positive_up(delta_p, 8, g > 0 and (d > 0 or tail > 0) and g < 1), "theorem1.doeblin", gamma=g,
                  input_epsilon=eps, input_delta=d)
 
 
@@ -229,7 +244,7 @@ def theorem1_ultra_mixing(epsilon: float, delta: float, gamma: float) -> Bound:
     eps_p = _amplified_epsilon(eps, g)
     e_neg = math.exp(-eps)
     beta = e_neg + g * (1.0 - e_neg)
-    return Bound(eps_p, round_up(g * d * beta, 6, upper=1.0), "theorem1.ultra_mixing", gamma=g,
+    return Bound(eps_p, _positive_up(g * d * beta, 6, g > 0 and d > 0), "theorem1.ultra_mixing", gamma=g,
                  input_epsilon=eps, input_delta=d)
 
 
@@ -309,5 +324,10 @@ def tight_pure_epsilon(epsilon: float, epsilon_k: float) -> float:
     ek = check_epsilon(epsilon_k, "epsilon_k")
     if math.isinf(eps) or math.isinf(ek):
         return min(eps, ek)
+    if max(eps, ek) < 300.0:
+        # (1 + e^(a+b)) - (e^a + e^b) = (e^a - 1)(e^b - 1): a cancellation-free form, all terms >= 0
+        x = math.expm1(eps) * math.expm1(ek) / (math.exp(eps) + math.exp(ek))
+        val = math.log1p(x)
+        return min(round_up(val, 10) if val > 0 else (0.0 if x == 0.0 else 5e-324), eps, ek)
     val = float(np.logaddexp(0.0, eps + ek) - np.logaddexp(eps, ek))
     return min(round_up(max(val, 0.0), 8, scale=eps + ek), eps, ek)

@@ -33,7 +33,7 @@ from .bounds import (Bound, theorem1_dobrushin, theorem1_doeblin, theorem1_hocke
 from .errors import InvalidParameterError
 from .mixing import dobrushin, doeblin, ultra_mixing
 from .operators import MarkovOperator
-from ._products import EXACT, multiply
+from ._products import multiply, operator_error
 from .amplify import _amplify_operator, as_input_mechanism
 
 __all__ = ["amplify_steps", "StepsReport", "StepResult"]
@@ -144,13 +144,14 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
     mech = as_input_mechanism(mechanism, neighbors)
     results: list[StepResult] = []
     product: MarkovOperator | None = None
-    err = EXACT  # rounding error of the formed product (see chainamp._products)
+    err = None  # rounding error of the formed product (see chainamp._products)
     coeffs = None  # (dobrushin, doeblin, eps_ldp) of the product, when bounded by composition
     target = None
     for t, op in enumerate(ops, start=1):
         can_form = product is None or (coeffs is None and product.shape[0] * op.shape[1] <= max_product_entries)
         if can_form:
-            product, err = (op, EXACT) if product is None else multiply(product, err, op, EXACT)
+            product, err = (op, operator_error(op)) if product is None else multiply(product, err, op,
+                                                                                      operator_error(op))
             rep = _amplify_operator(mech, product, err, delta=delta)
             target = rep.target_delta
             b = rep.best

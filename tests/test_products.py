@@ -60,10 +60,22 @@ def test_underflow_is_detected():
 
 
 def test_exact_operator_passes_through():
-    K = ca.mechanisms.randomized_response(3, 1.0)
+    """Rows of dyadic entries sum to 1 exactly: the operator is taken as it is, unchanged."""
+    K = MarkovOperator([[0.5, 0.25, 0.25], [0.125, 0.75, 0.125]])
     r = amplify(DP(1.0, 1e-6), K)
     assert r.coefficients.product_error.is_exact
     assert r.coefficients.dobrushin_gamma == r.coefficients.dobrushin.gamma
+
+
+def test_row_sums_off_one_are_normalised_soundly():
+    """Rows accepted within row_sum_atol stand for their normalised rows: [[1, 9e-10], [1, 0]] has
+    Doeblin gamma ~9e-10 after normalising, and the bounds must use at least that."""
+    K = MarkovOperator([[1.0, 9e-10], [1.0, 0.0]])
+    r = amplify(DP(1.0, 1e-6), K)
+    assert 0 < r.coefficients.product_error.rel < 1e-9
+    assert r.coefficients.doeblin_gamma >= 9e-10 / (1 + 9e-10)
+    # the stored values alone would give gamma ~ 0
+    assert r.coefficients.doeblin.gamma < 1e-15
 
 
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.5, 2.0]), st.sampled_from([0.0, 1e-6]))
