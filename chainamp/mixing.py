@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._pairwise import (_INF_EPS, _U, _all_pairs, _clean_sparse, _curve_values, _max_hockey, _Prep, _prepare,
-                        _rows, _ultra_core, _up)
+                        _row_sums, _rows, _ultra_core, _up)
 from ._validation import check_choice, check_epsilon, check_float_array, check_int, check_probability, check_real
 from .divergences import scaled_by_exp
 from .errors import IncompatibleOperatorsError, InvalidParameterError
@@ -175,8 +175,13 @@ def doeblin(K: MarkovOperator, *, inputs: Any = None, method: str = "exact") -> 
         gamma = _up(max(0.0, 1.0 - float(cert.lower)), 0.0)
     else:
         cert = None
-        # true sum >= computed (1 - (m + 1) u); 1 - that is rounded up by one ulp
-        gamma = _up(max(0.0, 1.0 - total * (1.0 - (m + 1) * _U)), 0.0) if total > 0 else 1.0
+        # true sum >= computed (1 - (m + 1) u); top - that is rounded up by one ulp. Rows are accepted
+        # within row_sum_atol of mass 1: with top = max(1, largest row sum (rounded up)) the result
+        # covers both readings of such rows, as written (K = (1 - gamma) omega + a remainder of mass
+        # <= 1) and normalised (gamma_norm <= 1 - sum(nu) / max row sum <= top - sum(nu)).
+        sums = _row_sums(K._data)
+        top = max(1.0, float(sums.max()) * (1.0 + (m + 1) * _U))
+        gamma = _up(max(0.0, top - total * (1.0 - (m + 1) * _U)), 0.0) if total > 0 else 1.0
     witness = None
     if gamma < 1.0 and total > 0:
         witness = nu / total

@@ -104,3 +104,20 @@ def test_finite_mechanism_inputs_must_cover_its_reach(inputs):
     K = MarkovOperator([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     with pytest.raises(ca.InvalidMechanismError, match="inputs omits .* which the finite mechanism M"):
         amplify(M, K, inputs=inputs)
+
+
+@pytest.mark.parametrize("rows", [
+    [[1.0, 9e-10], [1.0, 0.0]],
+    [[0.5, 0.5 - 8e-10], [0.25, 0.75]],
+    [[0.3, 0.7 + 5e-10], [0.6, 0.4 - 5e-10]],
+], ids=["heavy-row", "light-row", "mixed"])
+def test_standalone_doeblin_covers_both_readings_of_rows_off_one(rows):
+    """doeblin(K) >= the Doeblin coefficient of the rows as written and of the normalised rows (exact)."""
+    from fractions import Fraction
+
+    K = MarkovOperator(rows)
+    F = [[Fraction(x) for x in r] for r in rows]
+    as_written = max(sum(r) for r in F) - sum(min(col) for col in zip(*F))
+    normalised = 1 - sum(min(col) for col in zip(*[[x / sum(r) for x in r] for r in F]))
+    g = Fraction(ca.doeblin(K).gamma)
+    assert g >= as_written and g >= normalised
