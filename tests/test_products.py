@@ -74,8 +74,6 @@ def test_row_sums_off_one_are_normalised_soundly():
     r = amplify(DP(1.0, 1e-6), K)
     assert 0 < r.coefficients.product_error.rel < 1e-9
     assert r.coefficients.doeblin_gamma >= 9e-10 / (1 + 9e-10)
-    # the stored values alone would give gamma ~ 0
-    assert r.coefficients.doeblin.gamma < 1e-15
 
 
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.5, 2.0]), st.sampled_from([0.0, 1e-6]))
