@@ -13,7 +13,8 @@ a family of valid ``(eps', delta')`` pairs:
 ``tight``
     Theorem 1(2) along the whole input profile: ``alpha D_{1+(e^eps'-1)/alpha}``-Dobrushin
     of K times ``alpha = delta_M(eps')``; the worst case over all mechanisms
-    with that profile, attained by the canonical pair (tested by brute force).
+    with that profile; attained by the canonical pair for a single (eps, delta) point and for
+    exact profiles (tested by brute force), an upper bound for a list of points.
 ``exact``
     For a finite M: the exact profile of the matrix ``M K``.
 
@@ -563,7 +564,8 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     delta : float, optional
         The delta' at which ``bounds`` and ``best`` are reported. Default: the
         input's delta (the smallest one for a list); 0 for a finite M or a
-        profile with a pure-DP level; required otherwise.
+        profile whose own profile has a pure-DP level; required otherwise (an
+        InvalidMechanismError asks for it).
     inputs : iterable of labels, optional
         The inputs of K that M can produce (Theorem 1 only needs the conditions
         on those). Default: all of K's inputs, or the support of a finite M.

@@ -56,6 +56,10 @@ def calibrate(family: Callable[[float], Any], K: MarkovOperator | Sequence[Marko
               delta: float = 0.0, *, neighbors: Any = None, max_epsilon: float = 50.0) -> Calibration:
     """Largest input epsilon0 for which K o family(epsilon0) is certified (epsilon, delta)-DP.
 
+    For a family whose certified epsilon' grows with epsilon0 (every catalogue family,
+    black-box DP) this is the largest such epsilon0 up to the bisection tolerance; for
+    any other family it is a verified point, not necessarily the largest.
+
     Parameters
     ----------
     family : callable
