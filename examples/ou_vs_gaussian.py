@@ -130,7 +130,7 @@ def main(argv=None):
     ap.add_argument("--radius", type=float, default=1.0, help="bound R on ||f(D)|| (default 1)")
     ap.add_argument("--n-samples", type=int, default=20000, help="Monte Carlo samples per epsilon")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default="ou_vs_gaussian.png", help="where to save the figure")
+    ap.add_argument("--output", default="ou_vs_gaussian.png", help="where to save the figure")
     ap.add_argument("--show", action="store_true", help="open a window as well")
     ap.add_argument("--no-plot", action="store_true", help="print the table only")
     args = ap.parse_args(argv)
@@ -153,7 +153,7 @@ def main(argv=None):
     if worst > 1.0:
         raise SystemExit("E_OU > E_GM under Theorem 8's condition: this should never happen")
     if not args.no_plot:
-        plot(rows, sweep, ts, theta, rho, d, args.out, args.show)
+        plot(rows, sweep, ts, theta, rho, d, args.output, args.show)
 
 
 if __name__ == "__main__":
