@@ -511,7 +511,8 @@ def _reachable_inputs(mech: InputMechanism, K: MarkovOperator, inputs) -> tuple:
     labels = tuple(inputs)
     for lab in labels:
         K.input_index(lab)
-    missing = [lab for lab in reach if lab not in set(labels)] if mech.kind == "finite" else []
+    given = set(labels)
+    missing = [lab for lab in reach if lab not in given] if mech.kind == "finite" else []
     if missing:
         raise InvalidMechanismError(
             f"inputs omits {missing[:4]!r}{' ...' if len(missing) > 4 else ''}, which the finite mechanism M "

@@ -328,6 +328,8 @@ def tight_pure_epsilon(epsilon: float, epsilon_k: float) -> float:
         # (1 + e^(a+b)) - (e^a + e^b) = (e^a - 1)(e^b - 1): a cancellation-free form, all terms >= 0
         x = math.expm1(eps) * math.expm1(ek) / (math.exp(eps) + math.exp(ek))
         val = math.log1p(x)
-        return min(round_up(val, 10) if val > 0 else (0.0 if x == 0.0 else 5e-324), eps, ek)
+        if val < 1e-290:  # x may have underflowed (subnormal or 0): absolute slack, and 0 only if exact
+            return min(val + 8 * 5e-324, eps, ek) if eps > 0.0 and ek > 0.0 else 0.0
+        return min(round_up(val, 10), eps, ek)
     val = float(np.logaddexp(0.0, eps + ek) - np.logaddexp(eps, ek))
     return min(round_up(max(val, 0.0), 8, scale=eps + ek), eps, ek)

@@ -34,7 +34,7 @@ from .errors import InvalidParameterError
 from .mixing import dobrushin, doeblin, ultra_mixing
 from .operators import MarkovOperator
 from ._products import multiply, operator_error
-from .amplify import _amplify_operator, as_input_mechanism
+from .amplify import _Adjust, _amplify_operator, as_input_mechanism
 
 __all__ = ["amplify_steps", "StepsReport", "StepResult"]
 
@@ -163,7 +163,10 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
             prev = results[-1]
             coeffs = (prev.dobrushin, prev.doeblin, _ultra_to_eps(prev.ultra_mixing))
         d1, g1, e1 = coeffs
-        d2, g2, e2 = dobrushin(op).gamma, doeblin(op).gamma, _ultra_to_eps(ultra_mixing(op).gamma)
+        # the new operator's coefficients, widened for rows that sum to 1 only within row_sum_atol
+        adj = _Adjust(operator_error(op), op.shape[1])
+        d2, g2 = adj.tv(dobrushin(op).gamma), adj.doeblin(doeblin(op).gamma)
+        e2 = _ultra_to_eps(adj.ultra(ultra_mixing(op).gamma))
         # the rules hold for the exact products of the gammas: round the float products up
         coeffs = (min(math.nextafter(d1 * d2, 2.0), 1.0), min(math.nextafter(g1 * g2, 2.0), 1.0),
                   tight_pure_epsilon(e1, e2))

@@ -119,3 +119,22 @@ def test_standalone_doeblin_covers_both_readings_of_rows_off_one(rows):
     normalised = 1 - sum(min(col) for col in zip(*[[x / sum(r) for x in r] for r in F]))
     g = Fraction(ca.doeblin(K).gamma)
     assert g >= as_written and g >= normalised
+
+
+def test_composed_steps_widen_each_operator_for_rows_off_one():
+    """Past max_product_entries each new operator's coefficients also carry its row-sum error."""
+    from chainamp import amplify_steps
+
+    K = MarkovOperator([[1.0, 9e-10], [1.0, 0.0]])
+    composed = amplify_steps(DP(1.0, 1e-6), K, steps=3, max_product_entries=1)
+    g = 9e-10 / (1 + 9e-10)  # Doeblin (= Dobrushin) coefficient of the normalised rows
+    for s in composed.steps:
+        assert s.doeblin >= g ** s.t and s.dobrushin >= g ** s.t
+
+
+def test_tight_pure_epsilon_never_underflows_to_zero():
+    from chainamp.bounds import tight_pure_epsilon
+
+    # exact value ~ a b / 2 = 5e-341 (subnormal): must stay positive, never 0
+    assert tight_pure_epsilon(1e-170, 1e-170) > 0
+    assert tight_pure_epsilon(0.0, 1.0) == 0.0
