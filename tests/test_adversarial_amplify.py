@@ -419,10 +419,12 @@ def test_pure_target_on_rr_chain():
 def test_inputs_subset_that_omits_reachable_inputs_of_finite_mechanism():
     M = mechanisms.randomized_response(3, 1.0)
     K = MarkovOperator([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-    try:
-        rep = amplify(M, K, inputs=[0, 1])
-    except ValueError:
-        return  # refusing inconsistent inputs would be fine too
+    # the inconsistent subset is refused (it would let Theorem 1 ignore an input M reaches)
+    from chainamp.errors import InvalidMechanismError
+
+    with pytest.raises(InvalidMechanismError, match="inputs omits"):
+        amplify(M, K, inputs=[0, 1])
+    rep = amplify(M, K)
     assert rep.best.epsilon >= rep.exact.epsilon
 
 
