@@ -1,5 +1,5 @@
 """``python -m chainamp``: the command-line interface (see :mod:`chainamp.cli`)."""
 
-from .cli import main
+from .audit.cli import main
 
 raise SystemExit(main())

@@ -1,0 +1,18 @@
+"""The base layer: tolerances, outward rounding in log space, argument validation,
+number formatting and progress lines.
+
+Private to chainamp (the folder name starts with an underscore), but every other
+layer imports from here, so the names below are the folder's public surface:
+import them from ``chainamp._numerics``, never from the modules inside.
+Nothing here imports any other chainamp folder except :mod:`chainamp.errors`.
+"""
+
+from .tolerances import *  # noqa: F401,F403
+from .logmath import *  # noqa: F401,F403
+from .validation import *  # noqa: F401,F403
+from .formatting import *  # noqa: F401,F403
+from .progress import *  # noqa: F401,F403
+from . import formatting, logmath, progress, tolerances, validation
+
+__all__ = sorted(set(tolerances.__all__) | set(logmath.__all__) | set(validation.__all__)
+                 | set(formatting.__all__) | set(progress.__all__))

@@ -1,0 +1,18 @@
+"""Audits as people run them: pipeline and matrix files, verdicts on claims, reports,
+plots and the ``chainamp`` command line.
+
+* :mod:`.pipeline`: the ``chainamp-pipeline/1`` schema and the catalogue of steps.
+* :mod:`.io`: loading files and :func:`audit` with its verdicts (public as :mod:`chainamp.io`).
+* :mod:`.report` and :mod:`.plot`: standalone HTML/Markdown reports and matplotlib figures.
+* :mod:`.cli`: the command line (``chainamp audit|coefficients|amplify|demo``).
+
+The top layer: nothing below imports from here (a report's ``.plot()`` imports
+:mod:`.plot` inside the method).
+"""
+
+from .io import *  # noqa: F401,F403
+from .report import *  # noqa: F401,F403
+from .plot import *  # noqa: F401,F403
+from . import io, plot, report
+
+__all__ = sorted(set(io.__all__) | set(report.__all__) | set(plot.__all__))

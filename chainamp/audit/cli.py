@@ -1,0 +1,392 @@
+"""Command-line interface: ``chainamp`` / ``python -m chainamp``.
+
+Presentation only: every command calls the public API and formats its result.
+Human-readable tables by default, ``--json`` for machines, ``--report out.html``
+or ``out.md`` for a standalone report with plots (:func:`chainamp.report.write_report`).
+
+Exit codes: 0 success (every claim certified, for ``audit``), 1 a claim not
+certified, 2 invalid input (one line on stderr naming the file, the field and
+the problem; never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_CLAIM_FAILED, EXIT_INVALID = 0, 1, 2
+EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
+
+
+class _UsageError(Exception):
+    """A bad command-line value: reported like invalid input (exit 2)."""
+
+
+# --------------------------------------------------------------------------- output helpers
+def _num(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return ("inf" if v > 0 else "-inf") if math.isinf(v) else v
+    if isinstance(v, tuple):
+        return [_num(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return [_num(x) for x in v.tolist()]
+    return v
+
+
+def _emit(result: Any, args: argparse.Namespace, title: str | None = None) -> None:
+    """Print ``result`` as text or JSON, and write the ``--report`` file when asked."""
+    if getattr(args, "report", None):
+        _write_report(result, args.report, title)
+    print(json.dumps(_clean(result.to_dict()), indent=2, default=_num) if args.json else result)
+
+
+def _clean(value):
+    """Strict JSON: infinities and NaN (which ``json`` would write as bare ``Infinity``) become strings."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _check_report_path(path: str | None) -> None:
+    """Refuse a bad ``--report`` before any work: a wrong suffix or a folder that does not exist."""
+    if path is None:
+        return
+    if not path.lower().endswith((".html", ".htm", ".md")):
+        raise _UsageError(f"--report: {path}: the file name must end in .html or .md")
+    folder = os.path.dirname(os.path.abspath(os.path.expanduser(path)))
+    if not os.path.isdir(folder):
+        raise _UsageError(f"--report: {path}: the folder {folder} does not exist")
+    if os.path.isdir(os.path.expanduser(path)):
+        raise _UsageError(f"--report: {path}: is a folder, not a file name")
+
+
+def _write_report(result: Any, path: str, title: str | None) -> None:
+    _check_report_path(path)
+    try:
+        from .report import write_report
+    except ImportError as exc:  # pragma: no cover - the module ships with chainamp
+        raise _UsageError(f"--report: the report writer is not available ({exc})") from None
+    try:
+        out = write_report(result, os.path.expanduser(path), title=title)
+    except OSError as exc:
+        raise _UsageError(f"--report: {path}: cannot write ({exc.strerror or exc})") from None
+    print(f"report written to {out}", file=sys.stderr)
+
+
+def _check_epsilon_option(value: float | None, option: str) -> None:
+    """A negative or NaN ``--epsilon``-like option, named as typed on the command line."""
+    if value is not None and not value >= 0:
+        raise _UsageError(f"{option}: must be a number >= 0 (got {value})")
+
+
+def _check_delta_option(value: float | None, option: str) -> None:
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise _UsageError(f"{option}: must be in [0, 1] (got {value})")
+
+
+# --------------------------------------------------------------------------- demo
+def _demo(args: argparse.Namespace) -> int:
+    import networkx as nx
+
+    import chainamp as ca
+    from chainamp import mechanisms
+
+    from .._numerics import text_table
+
+    ops = {
+        "5-ary randomized response, eps=1": mechanisms.randomized_response(5, 1.0),
+        "binary randomized response, eps=0.5": mechanisms.binary_randomized_response(0.5),
+        "lazy random walk on the karate club (3 steps)": ca.MarkovOperator.random_walk(
+            nx.karate_club_graph(), laziness=0.5) ** 3,
+        "RAPPOR instantaneous bit (p=0.5, q=0.75)": mechanisms.rappor_instantaneous(0.5, 0.75),
+    }
+    rows = []
+    for name, K in ops.items():
+        rows.append([name, f"{K.shape[0]}x{K.shape[1]}", ca.dobrushin(K).gamma, ca.dobrushin(K, epsilon=1.0).gamma,
+                     ca.doeblin(K).gamma, ca.ultra_mixing(K).gamma, ca.ldp_guarantee(K).epsilon])
+    header = ["operator K", "shape", "Dobrushin", "(gamma, 1)-Dobrushin", "Doeblin", "ultra-mixing", "LDP eps"]
+    print(text_table(header, rows, title="Mixing coefficients (Definition 1 of Balle et al. 2019)"))
+    print()
+    K = mechanisms.randomized_response(5, 1.0)
+    print(ca.amplify(ca.DP(2.0), K))
+    print()
+    print(ca.amplify(mechanisms.randomized_response(5, 2.0), K))
+    print()
+    print(_next_step())
+    return EXIT_OK
+
+
+def _next_step() -> str:
+    """Where to go after the demo: a shipped pipeline file when one is reachable, else the help."""
+    rel = os.path.join("datasets", "two_stage_rr", "pipeline.toml")
+    if os.path.isfile(rel):
+        return f"Next: chainamp audit {rel}   (see chainamp audit --help)"
+    repo = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), rel)
+    if os.path.isfile(repo):  # an editable install run from another folder
+        return f"Next: chainamp audit {repo}   (see chainamp audit --help)"
+    return "Next: chainamp audit --help   (a pipeline file describes M, the steps K and the claims to check)"
+
+
+# --------------------------------------------------------------------------- coefficients
+@dataclass(frozen=True)
+class _CoefficientSummary:
+    """The four coefficients of one matrix with witnesses, its LDP level and chain analysis."""
+
+    path: str
+    operator: Any
+    results: dict
+    ldp_epsilon: float
+    chain: Any
+
+    @property
+    def reports(self) -> dict:
+        """What ``--report`` draws: the operator as a heat map."""
+        return {"the operator K": self.operator}
+
+    def _rows(self):
+        rows = []
+        for name, r in self.results.items():
+            if name == "doeblin":
+                wit = "omega = " + _short(r.witness) if r.witness is not None else "-"
+            elif name == "ultra_mixing":
+                wit = f"pair {r.pair!r}, output {r.output!r}, ratio {r.ratio:.6g}" if r.pair is not None else "-"
+            else:
+                wit = f"pair {r.pair!r}, test set {_short(r.test_set)}" if r.pair is not None else "-"
+            rows.append([name.replace("_", "-") if name != "hockey_stick" else f"(gamma, {r.epsilon:g})-Dobrushin",
+                         r.gamma, wit])
+        return rows
+
+    def __str__(self) -> str:
+        from .._numerics import text_table
+
+        out = text_table(["coefficient", "gamma", "witness"], self._rows(),
+                         title=f"{self.path}: {self.operator!r}")
+        out += f"\nK is {self.ldp_epsilon:.6g}-LDP (pure)"
+        if self.chain is not None:
+            out += "\n\n" + str(self.chain)
+        return out
+
+    def to_dict(self) -> dict:
+        res = {}
+        for name, r in self.results.items():
+            res[name] = {k: _num(getattr(r, k)) for k in ("gamma", "epsilon", "pair", "test_set", "output", "ratio",
+                                                           "method") if hasattr(r, k)}
+            if name == "doeblin":
+                res[name]["witness"] = None if r.witness is None else _num(np.asarray(r.witness))
+        out = {"file": self.path, "shape": list(self.operator.shape), "coefficients": res,
+               "ldp_epsilon": _num(self.ldp_epsilon), "chain": None}
+        if self.chain is not None:
+            c = self.chain
+            out["chain"] = {"irreducible": c.is_irreducible, "period": c.period, "aperiodic": c.is_aperiodic,
+                            "communicating_classes": len(c.communicating_classes),
+                            "recurrent_classes": len(c.recurrent_classes),
+                            "transient_states": len(c.transient_states),
+                            "spectral_gap": _num(c.spectral_gap), "relaxation_time": _num(c.relaxation_time),
+                            "stationary_distributions": _num(np.asarray(c.stationary_distributions))}
+        return out
+
+
+def _short(values, k: int = 6) -> str:
+    vals = [f"{v:.4g}" if isinstance(v, (float, np.floating)) else repr(v) for v in list(values)[:k]]
+    return "{" + ", ".join(vals) + (", ..." if len(values) > k else "") + "}"
+
+
+def _coefficients(args: argparse.Namespace) -> int:
+    import chainamp as ca
+
+    from .._numerics import Progress
+    from .io import load_operator
+
+    _check_epsilon_option(args.epsilon, "--epsilon")
+    _check_report_path(args.report)
+    K = load_operator(args.matrix)
+    with Progress("coefficients") as bar:
+        res = {"dobrushin": ca.dobrushin(K)}
+        if args.epsilon is not None:
+            bar.update("hockey-stick")
+            res["hockey_stick"] = ca.dobrushin(K, epsilon=args.epsilon)
+        bar.update("Doeblin, ultra-mixing")
+        res["doeblin"], res["ultra_mixing"] = ca.doeblin(K), ca.ultra_mixing(K)
+        ldp = ca.ldp_guarantee(K)
+        bar.update("chain analysis")
+        chain = ca.analyze_chain(K) if K.is_square and K.inputs == K.outputs else None
+    _emit(_CoefficientSummary(args.matrix, K, res, ldp.epsilon, chain), args, title=f"coefficients of {args.matrix}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- amplify
+def _amplify(args: argparse.Namespace) -> int:
+    import chainamp as ca
+
+    from .._numerics import Progress
+    from .io import load_operator
+
+    _check_epsilon_option(args.epsilon, "--epsilon")
+    if math.isinf(args.epsilon):
+        raise _UsageError(f"--epsilon: must be finite (got {args.epsilon})")
+    _check_delta_option(args.delta, "--delta")
+    _check_delta_option(args.target_delta, "--target-delta")
+    _check_report_path(args.report)
+    ops = [load_operator(p) for p in args.operator]
+    for (before, K1), (after, K2) in zip(zip(args.operator, ops), zip(args.operator[1:], ops[1:])):
+        if set(K1.outputs) != set(K2.inputs) or len(K1.outputs) != len(K2.inputs):
+            raise _UsageError(f"{after}: its {len(K2.inputs)} inputs {_labels(K2.inputs)} are not the "
+                              f"{len(K1.outputs)} outputs {_labels(K1.outputs)} of {before}, the operator "
+                              "applied before it")
+    mech = ca.DP(args.epsilon, args.delta)
+    with Progress("amplify") as bar:
+        if args.steps:
+            bar.update(f"{len(ops)} steps")
+            result = ca.amplify_steps(mech, ops, delta=args.target_delta)
+        else:
+            result = ca.amplify(mech, ops if len(ops) > 1 else ops[0], delta=args.target_delta)
+    _emit(result, args)
+    return EXIT_OK
+
+
+def _labels(labels: tuple, k: int = 4) -> str:
+    shown = ", ".join(repr(x) for x in labels[:k])
+    return f"[{shown}{', ...' if len(labels) > k else ''}]"
+
+
+# --------------------------------------------------------------------------- audit
+def _audit(args: argparse.Namespace) -> int:
+    from .._numerics import Progress
+    from .io import audit, load_pipeline
+
+    _check_report_path(args.report)
+    pipeline = load_pipeline(args.pipeline)
+    with Progress(f"auditing {args.pipeline}") as bar:
+        result = audit(pipeline, progress=bar.update)
+    _emit(result, args, title=pipeline.name or None)
+    return EXIT_OK if result.ok else EXIT_CLAIM_FAILED
+
+
+# --------------------------------------------------------------------------- parser
+def _fmt() -> type:
+    return argparse.RawDescriptionHelpFormatter
+
+
+def _wrap(text: str) -> str:
+    """A description wrapped for a terminal (the raw formatter keeps the epilogs' examples as written)."""
+    return textwrap.fill(text, width=79, break_on_hyphens=False)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit 2) that point at ``--help``."""
+
+    def error(self, message: str):
+        if "required: COMMAND" in message:
+            message = "missing COMMAND (one of demo, audit, coefficients, amplify)"
+        self.exit(EXIT_INVALID, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    from .. import __version__
+
+    p = _Parser(
+        prog="chainamp", formatter_class=_fmt(),
+        description="Certified privacy amplification by stochastic post-processing.",
+        epilog="examples:\n  chainamp demo\n  chainamp audit datasets/two_stage_rr/pipeline.toml\n"
+               "  chainamp coefficients K.csv --epsilon 1\n  chainamp amplify --epsilon 2 --delta 1e-6 K.csv\n\n"
+               "exit codes: 0 success, 1 a claim is not certified (audit), 2 invalid input")
+    p.add_argument("--version", action="version", version=f"chainamp {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def outputs(sp, report: bool = True):
+        sp.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+        if report:
+            sp.add_argument("--report", metavar="FILE", help="also write a standalone report with plots "
+                                                             "(FILE ends in .html or .md)")
+
+    d = sub.add_parser("demo", help="a short tour: coefficients of a few operators and two reports",
+                       description=_wrap("Print the mixing coefficients of a few operators and two amplification "
+                                         "reports."), formatter_class=_fmt(), epilog="example:\n  chainamp demo")
+    d.set_defaults(func=_demo)
+
+    au = sub.add_parser(
+        "audit", help="audit a pipeline file: certified bounds and a verdict per claim",
+        description=_wrap("Read a pipeline file (TOML, format chainamp-pipeline/1, see docs/pipeline-format.md), "
+                          "certify (epsilon', delta') for its post-processing of the input mechanism, and check "
+                          "each claim. Exit 0 when every claim is certified, 1 when one is not, 2 on invalid "
+                          "input."),
+        formatter_class=_fmt(),
+        epilog="example:\n  chainamp audit datasets/rappor/pipeline.toml --report rappor.html\n\n"
+               "a minimal pipeline file:\n"
+               '  format = "chainamp-pipeline/1"\n'
+               '  mechanism = {catalogue = "randomized_response", k = 4, epsilon = 2.0}\n'
+               "  [[steps]]\n"
+               '  catalogue = "randomized_response"\n  k = 4\n  epsilon = 1.0\n'
+               "  [[claims]]\n  epsilon = 0.65   # certified: 0.645392\n  delta = 1e-6")
+    au.add_argument("pipeline", help="the pipeline file (.toml); relative paths inside resolve against its folder")
+    outputs(au)
+    au.set_defaults(func=_audit)
+
+    c = sub.add_parser("coefficients", help="the four mixing coefficients of a matrix, with witnesses",
+                       description=_wrap("Mixing coefficients (Definition 1 of Balle et al. 2019) with witnesses, "
+                                         "the pure LDP level and, for a square matrix with the same input and "
+                                         "output labels, the chain analysis."),
+                       formatter_class=_fmt(), epilog="example:\n  chainamp coefficients K.csv --epsilon 1.0 --json")
+    c.add_argument("matrix", help="a CSV (comma-separated rows, # comments) or NPY file of a row-stochastic matrix")
+    c.add_argument("--epsilon", type=float, default=None, help="also the (gamma, epsilon)-Dobrushin coefficient")
+    outputs(c)
+    c.set_defaults(func=_coefficients)
+
+    a = sub.add_parser("amplify", help="certified (eps', delta') for K o M with M a black-box (eps, delta)-DP",
+                       description=_wrap("Every certified bound for a black-box (epsilon, delta)-DP input followed "
+                                         "by the given operator(s), applied in order. For a finite input "
+                                         "mechanism (and its exact profile) write a pipeline file and use "
+                                         "chainamp audit."), formatter_class=_fmt(),
+                       epilog="example:\n  chainamp amplify --epsilon 2 --delta 1e-6 K1.csv K2.npy\n"
+                              "  chainamp amplify --epsilon 1 --steps K.csv K.csv K.csv   # epsilon'(t)")
+    a.add_argument("operator", nargs="+", help="CSV or NPY files of the post-processing operators, in order")
+    a.add_argument("--epsilon", type=float, required=True, help="epsilon of the input mechanism")
+    a.add_argument("--delta", type=float, default=0.0, help="delta of the input mechanism (default 0)")
+    a.add_argument("--target-delta", type=float, default=None, dest="target_delta",
+                   help="the delta' to report at (default: the input's delta)")
+    a.add_argument("--steps", action="store_true", help="report epsilon'(t) after each operator")
+    outputs(a)
+    a.set_defaults(func=_amplify)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (argparse usage errors exit 2 through SystemExit)."""
+    from ..errors import ChainampError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # ``chainamp audit ... | head``: stop quietly, like other Unix tools
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_SIGPIPE
+    except (ChainampError, _UsageError, ValueError, TypeError, OSError) as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"chainamp {args.command}: error: {text}", file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        print(f"chainamp {args.command}: interrupted", file=sys.stderr)
+        return 130
