@@ -2,14 +2,20 @@
 privacy profiles delta(eps), and the catalogue of local-DP mechanisms.
 
 * :mod:`.divergences`: hockey-stick, total variation and Renyi divergences.
-* :mod:`.profiles`: :class:`DP` points, :class:`PrivacyProfile` (Laplace, Gaussian,
-  k-RR, any curve) and the exact profile of a finite mechanism.
+* :mod:`.profiles`: :class:`DP` points and :class:`PrivacyProfile` (Laplace, Gaussian,
+  k-RR, any curve), with the closed forms of its families in :mod:`._families` and its
+  ``epsilon(delta)`` search in :mod:`._inversion`.
+* :mod:`.neighbors`: the neighbour relation over input labels (:func:`neighbor_pairs`).
+* :mod:`.exact`: the exact profile of a finite mechanism (:func:`privacy_profile`,
+  :class:`ExactProfile`).
 * :mod:`.mechanisms`: randomized response, RAPPOR, unary encodings, the exponential
   mechanism, as Markov operators (public as :mod:`chainamp.mechanisms`).
 """
 
 from .divergences import *  # noqa: F401,F403
 from .profiles import *  # noqa: F401,F403
-from . import divergences, mechanisms, profiles
+from .neighbors import *  # noqa: F401,F403
+from .exact import *  # noqa: F401,F403
+from . import divergences, exact, mechanisms, neighbors, profiles
 
-__all__ = sorted(set(divergences.__all__) | set(profiles.__all__) | {"mechanisms"})
+__all__ = list(divergences.__all__) + list(profiles.__all__) + list(neighbors.__all__) + list(exact.__all__)

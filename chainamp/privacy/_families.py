@@ -1,0 +1,172 @@
+"""Closed forms of the privacy-profile families: the bodies of the constructors of
+:class:`~chainamp.privacy.PrivacyProfile`, which delegate here.
+
+* the canonical pair of an ``(epsilon, delta)``-DP point (Kairouz, Oh, Viswanath 2015) and the
+  minimum over several points (``from_points``, hence ``pure`` and ``DP.profile``);
+* a user-supplied curve (``from_callable``);
+* the Laplace mechanism (Theorem 3 of Balle, Barthe, Gaboardi 2018), the Gaussian mechanism
+  (Theorem 8 of Balle and Wang 2018) and k-ary randomized response, all exact.
+
+Each function takes the class to build (``cls``) and returns ``cls(evaluate, ...)``; the
+derivation and the rounding of each closed form are documented on its constructor in
+:mod:`.profiles`, whose soundness conventions every ``evaluate`` here follows (values rounded
+UP, evaluated in log space without forming ``e^eps``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_epsilon, check_int, check_positive, round_up_array
+from ..errors import InvalidMechanismError
+
+__all__: list[str] = []
+
+_TINY = SMALLEST_SUBNORMAL  # a positive exact value rounds UP to at least this
+
+
+def _canonical_delta(eps0: float, delta0: float, eps: np.ndarray) -> np.ndarray:
+    """Canonical-pair profile at ``eps`` (1-D, may hold inf), rounded up.
+
+    For ``eps' < eps0``: ``(e^eps0 - e^eps')/(1 + e^eps0) = -expm1(eps' - eps0) / (1 + e^-eps0)``,
+    which never forms ``e^eps0``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        frac = np.where(eps < eps0, -np.expm1(np.minimum(eps - eps0, 0.0)) / (1.0 + math.exp(-eps0)), 0.0)
+    vals = delta0 + (1.0 - delta0) * frac
+    out = round_up_array(vals, 16, upper=1.0)
+    return np.where(frac > 0.0, out, delta0)  # delta0 alone is exact
+
+
+def _from_points(cls: Any, points: Iterable, DP: type) -> Any:  # noqa: N803 (the DP class of .profiles)
+    """Body of ``PrivacyProfile.from_points``: the minimum of the canonical-pair profiles of the points.
+
+    ``DP`` is the point class, passed in by the caller: it lives beside ``PrivacyProfile``
+    (``DP.profile`` is this family), which imports this module.
+    """
+    if isinstance(points, (DP, str)) or not isinstance(points, Iterable):
+        raise TypeError(f"points must be an iterable of DP or (epsilon, delta) pairs, got {points!r}")
+    pts: list[DP] = []
+    for p in points:
+        if isinstance(p, DP):
+            pts.append(p)
+            continue
+        try:
+            e, d = p
+        except (TypeError, ValueError):
+            raise InvalidMechanismError(f"each point must be a DP or an (epsilon, delta) pair, got {p!r}") from None
+        pts.append(DP(e, d))
+    if not pts:
+        raise InvalidMechanismError("points must contain at least one (epsilon, delta) point")
+    front = sorted({p for p in pts if not any(q != p and q.epsilon <= p.epsilon and q.delta <= p.delta
+                                               for q in pts)}, key=lambda p: (p.epsilon, p.delta))
+    eps0 = np.array([p.epsilon for p in front])
+    del0 = np.array([p.delta for p in front])
+
+    def evaluate(eps: np.ndarray) -> np.ndarray:
+        return np.min([_canonical_delta(e, d, eps) for e, d in zip(eps0, del0)], axis=0)
+
+    pure = min((p.epsilon for p in front if p.delta == 0.0), default=math.inf)
+    name = ", ".join(f"({p.epsilon:g}, {p.delta:g})" for p in front) + "-DP"
+    return cls(evaluate, name=name, exact=len(front) == 1, pure_epsilon=pure, dp_points=tuple(front),
+               source="canonical pair (Kairouz, Oh, Viswanath 2015); minimum over the points")
+
+
+def _from_callable(cls: Any, fn: Callable[[float], float], *, name: str, pure_epsilon: float | None,
+                   exact: bool, vectorized: bool, source: str) -> Any:
+    """Body of ``PrivacyProfile.from_callable``: the user's curve, range-checked at every call."""
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {fn!r}")
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+
+    def evaluate(eps: np.ndarray) -> np.ndarray:
+        if vectorized:
+            vals = np.asarray(fn(eps), dtype=float)
+            if vals.shape != eps.shape:
+                raise InvalidMechanismError(f"profile {name!r}: fn returned shape {vals.shape} "
+                                            f"for input of shape {eps.shape}")
+        else:
+            vals = np.array([float(fn(float(e))) for e in eps])
+        bad = np.isnan(vals) | (vals < 0) | (vals > 1)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise InvalidMechanismError(f"profile {name!r}: fn({eps[i]!r}) = {vals[i]!r} is not in [0, 1]")
+        return vals
+
+    pure = math.inf
+    if pure_epsilon is not None:
+        pure = check_epsilon(pure_epsilon, "pure_epsilon")
+        if math.isfinite(pure) and evaluate(np.array([pure]))[0] != 0.0:
+            raise InvalidMechanismError(f"profile {name!r}: pure_epsilon={pure!r} but fn({pure!r}) != 0")
+    return cls(evaluate, name=name, source=source, exact=bool(exact), pure_epsilon=pure)
+
+
+def _laplace(cls: Any, scale: float, sensitivity: float) -> Any:
+    """Body of ``PrivacyProfile.laplace``: ``1 - exp((eps - eps0)/2)`` below ``eps0 = sensitivity/scale``."""
+    b = check_positive(scale, "scale")
+    s = check_positive(sensitivity, "sensitivity")
+    eps0 = s / b
+    # the division is correctly rounded, possibly DOWN; the float check ``eps0 * b != s`` cannot see
+    # that (the product rounds too: 3 * (1/3 rounded down) == 1.0), so compare exact rationals
+    if math.isfinite(eps0) and Fraction(eps0) * Fraction(b) < Fraction(s):
+        eps0 = math.nextafter(eps0, math.inf)
+
+    def evaluate(eps: np.ndarray) -> np.ndarray:
+        # every eps here is < eps0 (delta() answers eps >= pure_epsilon with 0)
+        return round_up_array(-np.expm1((eps - eps0) / 2.0), 16, upper=1.0)
+
+    return cls(evaluate, name=f"Laplace(scale={b:g}, sensitivity={s:g})", exact=True, pure_epsilon=eps0,
+               source="Laplace (Balle, Barthe, Gaboardi 2018, Theorem 3)")
+
+
+def _gaussian(cls: Any, sigma: float, sensitivity: float) -> Any:
+    """Body of ``PrivacyProfile.gaussian``: Theorem 8 of Balle and Wang 2018 in log space, rounded up."""
+    sg = check_positive(sigma, "sigma")
+    D = check_positive(sensitivity, "sensitivity")
+    mu = math.nextafter(D / sg, math.inf)
+    u = UNIT_ROUNDOFF
+
+    def evaluate(eps: np.ndarray) -> np.ndarray:
+        out = np.zeros(eps.shape)
+        fin = np.isfinite(eps)
+        e = eps[fin]
+        with np.errstate(all="ignore"):
+            la = log_ndtr(mu / 2.0 - e / mu)
+            lb = log_ndtr(-mu / 2.0 - e / mu)
+            diff = np.minimum(e + lb - la, 0.0)
+            base = np.exp(la)
+            val = base * -np.expm1(diff)
+            # lb = -inf (mu beyond ~4e154: almost no noise): the second term is dropped (diff = -inf), which
+            # only raises the value, so |lb| must not enter the error (it made err = inf and the value _TINY)
+            lb_mag = np.where(np.isfinite(lb), np.abs(lb), 0.0)
+            err = base * (1e3 * u) * (1.0 + e + np.abs(la) + lb_mag) + val * (1e3 * u) * (1.0 + np.abs(la))
+            val = np.nextafter(val + err, np.inf)
+        val = np.where(np.isfinite(val), val, 1.0)  # any other overflow: the trivial bound, never a small one
+        # la = -inf (eps beyond ~1e150 mu): the exact value is positive but below any double
+        val = np.where(np.isfinite(la), val, _TINY)
+        out[fin] = np.minimum(np.maximum(val, _TINY), 1.0)
+        return out  # eps = inf: the two Gaussians share their support, delta(inf) = 0
+
+    return cls(evaluate, name=f"Gaussian(sigma={sg:g}, sensitivity={D:g})", exact=True,
+               source="Gaussian (Balle and Wang 2018, Theorem 8)")
+
+
+def _randomized_response(cls: Any, k: int, epsilon: float) -> Any:
+    """Body of ``PrivacyProfile.randomized_response``: ``[(e^eps - e^eps')/(e^eps + k - 1)]_+``."""
+    kk = check_int(k, "k", minimum=2)
+    e0 = check_epsilon(epsilon, "epsilon", allow_inf=False)
+
+    def evaluate(eps: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            frac = -np.expm1(np.minimum(eps - e0, 0.0)) / (1.0 + (kk - 1) * math.exp(-e0))
+        return round_up_array(frac, 16, upper=1.0)
+
+    return cls(evaluate, name=f"{kk}-ary randomized response(epsilon={e0:g})", exact=True,
+               pure_epsilon=e0, source="k-ary randomized response (exact closed form)")
