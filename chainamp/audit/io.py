@@ -13,8 +13,8 @@ against the directory of the pipeline file. Every problem raises
 :class:`~chainamp.errors.InvalidPipelineError` with a one-line message naming
 the file, the field (``steps[1].matrix``) and the problem. The parsing and
 checking of pipeline files (and the format's names above, :class:`Claim` and
-:class:`Pipeline`) live in the private :mod:`chainamp._pipeline`; this module
-re-exports them.
+:class:`Pipeline`) live in the private :mod:`.pipeline`, :mod:`.catalogue` and
+:mod:`.fields`; this module re-exports them.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .pipeline import (CATALOGUE, FORMAT, GRAPHS, PROFILES, Claim, Pipeline, _Ctx, parse_document, read_operator,
-                       read_toml)
+from .fields import _Ctx, read_operator
+from .pipeline import FORMAT, Claim, Pipeline, parse_document, read_toml
+from .catalogue import CATALOGUE, GRAPHS, PROFILES
 from .._numerics import REFUTE_ATOL, REFUTE_RTOL, ROW_SUM_ATOL, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, text_table
 from ..amplification import AmplificationReport, amplify, amplify_steps, StepsReport
 from ..errors import ChainampError

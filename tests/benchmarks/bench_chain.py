@@ -19,7 +19,7 @@ import networkx as nx
 import numpy as np
 
 from chainamp import MarkovOperator
-from chainamp.chain import analyze_chain, spectral_gap, stationary_distribution
+from chainamp.operators import analyze_chain, spectral_gap, stationary_distribution
 
 
 def best_of(fn, repeat: int = 3) -> tuple[float, object]:

@@ -23,9 +23,9 @@ import time
 import networkx as nx
 import numpy as np
 
-from chainamp.divergences import hockey_stick_curve
+from chainamp.privacy import hockey_stick_curve
 from chainamp.operators import MarkovOperator
-from chainamp.profiles import privacy_profile
+from chainamp.privacy import privacy_profile
 
 
 def build_mechanism(n: int = 100, m: int = 1000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

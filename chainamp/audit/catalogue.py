@@ -1,0 +1,324 @@
+"""The catalogue of steps and mechanisms a pipeline file may name, and how each is built (private).
+
+The allow-lists (:data:`CATALOGUE`, :data:`PROFILES`, :data:`GRAPHS`) and the
+builders that turn the ``mechanism`` table and each ``[[steps]]`` table into a
+``DP``, a :class:`~chainamp.privacy.PrivacyProfile` or a
+:class:`~chainamp.operators.MarkovOperator`: inline matrices, matrix files,
+catalogue mechanisms, black-box guarantees, privacy profiles and random walks on
+networkx graphs or edge lists. Only allow-listed names map to functions; every
+problem raises :class:`~chainamp.errors.InvalidPipelineError` through the
+field-path context of :mod:`.fields`. The allow-lists are re-exported by
+:mod:`chainamp.io`.
+"""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .fields import _boolean, _Ctx, _inline_matrix, _integer, _labels, _misplaced, _number, read_operator
+from .._numerics import ROW_SUM_ATOL, fmt_number
+from ..errors import ChainampError, InvalidOperatorError
+from ..operators import MarkovOperator, kron
+from ..privacy import DP, PrivacyProfile
+
+__all__ = ["CATALOGUE", "PROFILES", "GRAPHS"]
+
+#: Catalogue names a pipeline may use (``catalogue = "..."``), each a function of :mod:`chainamp.mechanisms`.
+CATALOGUE = ("binary_randomized_response", "randomized_response", "nu_randomized_response", "rappor_permanent",
+             "rappor_instantaneous", "rappor_pipeline", "symmetric_unary_encoding",
+             "optimized_unary_encoding", "exponential_mechanism")
+
+#: Catalogue entries that return several operators: the ``part`` key picks one (an attribute of the result).
+_PARTS = {"rappor_pipeline": ("mechanism", "permanent", "instantaneous", "one_report")}
+
+#: Black-box privacy profiles (``profile = "..."``) and their constructors on :class:`PrivacyProfile`.
+PROFILES = {"pure": "pure", "laplace": "laplace", "gaussian": "gaussian", "randomized_response": "randomized_response"}
+
+#: networkx graphs a random-walk step may name (``graph = "..."``), with the integer parameters they take.
+GRAPHS = {"karate_club_graph": (), "florentine_families_graph": (), "les_miserables_graph": (),
+          "davis_southern_women_graph": (), "path_graph": ("n",), "cycle_graph": ("n",), "complete_graph": ("n",)}
+
+#: ``kron = t`` may build at most this many matrix entries (the product is dense for dense factors).
+_MAX_KRON_ENTRIES = 1 << 24
+#: Largest ``repeat`` (each repetition is one composition in the audit) and generator size ``n``.
+_MAX_REPEAT = 10_000
+_MAX_NODES = 100_000
+
+_SOURCE_KEYS = ("matrix", "file", "catalogue", "graph", "edges")
+_COMMON_KEYS = {"name", "inputs", "outputs", "kron", "row_sum_atol"}
+_GRAPH_KEYS = {"laziness", "weighted", "integer_labels", "directed", "n"}
+
+
+def _mechanism(spec: Any, ctx: _Ctx) -> tuple[Any, str]:
+    fld = "mechanism"
+    if not isinstance(spec, dict):
+        raise ctx.error(fld, f"must be a table, got {spec!r}")
+    if not any(k in spec for k in _SOURCE_KEYS):  # black-box forms: an optional name, then the numbers
+        label = spec.get("name", "")
+        if not isinstance(label, str):
+            raise ctx.error(f"{fld}.name", f"must be a string, got {label!r}")
+        spec = {k: v for k, v in spec.items() if k != "name"}
+        mech, desc = _black_box(spec, ctx)
+        return mech, f"{label}: {desc}" if label else desc
+    if "graph" in spec or "edges" in spec:
+        raise ctx.error(fld, "a graph random walk is a post-processing step, not an input mechanism")
+    op, desc, _ = _step(spec, ctx, fld, allow_repeat=False)
+    return op, desc
+
+
+def _black_box(spec: dict, ctx: _Ctx) -> tuple[Any, str]:
+    fld = "mechanism"
+    if "profile" in spec:
+        return _profile(spec, ctx)
+    if "points" in spec:
+        extra = sorted(set(spec) - {"points"})
+        if extra:
+            raise ctx.error(f"{fld}.{extra[0]}", "unknown key next to points" + _misplaced(extra[0]))
+        pts = spec["points"]
+        if not isinstance(pts, list) or not pts:
+            raise ctx.error(f"{fld}.points", "must be a non-empty array of [epsilon, delta] pairs")
+        out = []
+        for i, pt in enumerate(pts):
+            if not isinstance(pt, list) or len(pt) != 2:
+                raise ctx.error(f"{fld}.points[{i}]", f"must be a pair [epsilon, delta], got {pt!r}")
+            out.append(_dp(pt[0], pt[1], ctx, f"{fld}.points[{i}]"))
+        desc = "DP at " + ", ".join(f"({fmt_number(p.epsilon)}, {fmt_number(p.delta)})" for p in out)
+        return tuple(out), desc
+    if "epsilon" not in spec:
+        raise ctx.error(fld, "needs epsilon (black box), points, profile, catalogue, matrix or file")
+    extra = sorted(set(spec) - {"epsilon", "delta"})
+    if extra:
+        raise ctx.error(f"{fld}.{extra[0]}", "unknown key for a black-box (epsilon, delta) mechanism"
+                        + _misplaced(extra[0]))
+    dp = _dp(spec["epsilon"], spec.get("delta", 0.0), ctx, fld)
+    return dp, f"black-box ({fmt_number(dp.epsilon)}, {fmt_number(dp.delta)})-DP"
+
+
+def _dp(eps: Any, delta: Any, ctx: _Ctx, fld: str) -> DP:
+    e = _number(eps, ctx, f"{fld}.epsilon")
+    d = _number(delta, ctx, f"{fld}.delta")
+    if not (0.0 <= e < math.inf):
+        raise ctx.error(f"{fld}.epsilon", f"must be finite and >= 0 (got {e!r})")
+    if not 0.0 <= d <= 1.0:
+        raise ctx.error(f"{fld}.delta", f"must be in [0, 1] (got {d!r})")
+    return DP(e, d)
+
+
+def _profile(spec: dict, ctx: _Ctx) -> tuple[PrivacyProfile, str]:
+    name = spec["profile"]
+    if name not in PROFILES:
+        raise ctx.error("mechanism.profile", f"unknown profile {name!r} (known: {', '.join(PROFILES)})")
+    params = {k: v for k, v in spec.items() if k != "profile"}
+    fn = getattr(PrivacyProfile, PROFILES[name])
+    prof = _call(fn, params, ctx, "mechanism", f"profile {name!r}")
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    return prof, f"{name} profile ({shown})"
+
+
+def _call(fn: Callable, params: dict, ctx: _Ctx, fld: str, what: str):
+    """Call an allow-listed function with keyword parameters from the file, turning every error into one line."""
+    sig = inspect.signature(fn)
+    names = [p for p in sig.parameters if p not in ("self", "cls")]
+    for key in params:
+        if key not in sig.parameters:
+            raise ctx.error(f"{fld}.{key}", f"{what} has no parameter {key!r} (parameters: {', '.join(names)})"
+                            + _misplaced(key))
+    try:
+        sig.bind(**params)
+    except TypeError as exc:
+        raise ctx.error(fld, f"{what}: {exc} (parameters: {', '.join(names)})") from None
+    try:
+        return fn(**params)
+    except (ChainampError, ValueError, TypeError) as exc:
+        # "k must be an integer ...": point at the field of the file that holds the bad parameter
+        first = str(exc).split(" ", 1)[0]
+        where = f"{fld}.{first}" if first in params else fld
+        raise ctx.error(where, f"{what}: {exc}") from None
+
+
+def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True) -> tuple[MarkovOperator, str, int]:
+    """One operator spec: the operator, a description and its repeat count."""
+    if not isinstance(spec, dict):
+        raise ctx.error(fld, f"must be a table, got {spec!r}")
+    sources = [k for k in _SOURCE_KEYS if k in spec]
+    if len(sources) != 1:
+        raise ctx.error(fld, "needs exactly one of matrix, file, catalogue, graph, edges"
+                        + (f" (got {', '.join(sources)})" if sources else ""))
+    kind = sources[0]
+    allowed = _COMMON_KEYS | ({"repeat"} if allow_repeat else set()) | {kind}
+    if kind in ("graph", "edges"):
+        allowed |= _GRAPH_KEYS
+    if kind != "catalogue":
+        extra = sorted(set(spec) - allowed)
+        if extra:
+            raise ctx.error(f"{fld}.{extra[0]}", f"unknown key for a {kind} step (allowed: "
+                                                  f"{', '.join(sorted(allowed))})" + _misplaced(extra[0]))
+    atol = ROW_SUM_ATOL
+    if "row_sum_atol" in spec:
+        atol = _number(spec["row_sum_atol"], ctx, f"{fld}.row_sum_atol")
+        if not 0.0 <= atol < 0.01:
+            raise ctx.error(f"{fld}.row_sum_atol", f"must be in [0, 0.01) (got {atol!r})")
+    if kind == "matrix":
+        arr = _inline_matrix(spec["matrix"], ctx, f"{fld}.matrix")
+        op, desc = _build(arr, ctx, f"{fld}.matrix", atol), f"inline {arr.shape[0]}x{arr.shape[1]} matrix"
+    elif kind == "file":
+        path = ctx.resolve(spec["file"], f"{fld}.file")
+        try:
+            op = read_operator(path, row_sum_atol=atol)
+        except InvalidOperatorError as exc:
+            raise ctx.error(f"{fld}.file", exc) from None
+        desc = f"matrix file {spec['file']}"
+    elif kind == "catalogue":
+        op, desc = _catalogue(spec, ctx, fld, allowed)
+    else:
+        op, desc = _graph_step(spec, kind, ctx, fld)
+    op = _relabel(op, spec, ctx, fld, atol)
+    if "kron" in spec:
+        copies = _integer(spec["kron"], ctx, f"{fld}.kron")
+        if copies > 1:
+            if op.shape[0] ** copies * op.shape[1] ** copies > _MAX_KRON_ENTRIES:
+                raise ctx.error(f"{fld}.kron", f"{copies} copies of a {op.shape[0]}x{op.shape[1]} operator "
+                                               f"would exceed {_MAX_KRON_ENTRIES} entries (2**24, 128 MiB dense)")
+            op = kron(*([op] * copies))
+            desc = f"{copies} independent copies of {desc}"
+    repeat = _integer(spec["repeat"], ctx, f"{fld}.repeat") if "repeat" in spec else 1
+    if repeat > _MAX_REPEAT:
+        raise ctx.error(f"{fld}.repeat", f"must be <= {_MAX_REPEAT} (got {repeat})")
+    if "name" in spec:
+        if not isinstance(spec["name"], str):
+            raise ctx.error(f"{fld}.name", f"must be a string, got {spec['name']!r}")
+        desc = f"{spec['name']}: {desc}"
+    return op, desc, repeat
+
+
+def _build(arr: np.ndarray, ctx: _Ctx, fld: str, atol: float) -> MarkovOperator:
+    try:
+        return MarkovOperator(arr, row_sum_atol=atol)
+    except (InvalidOperatorError, TypeError) as exc:
+        raise ctx.error(fld, exc) from None
+
+
+def _relabel(op: MarkovOperator, spec: dict, ctx: _Ctx, fld: str, atol: float) -> MarkovOperator:
+    if "inputs" not in spec and "outputs" not in spec:
+        return op
+    ins = _labels(spec["inputs"], ctx, f"{fld}.inputs") if "inputs" in spec else op.inputs
+    outs = _labels(spec["outputs"], ctx, f"{fld}.outputs") if "outputs" in spec else op.outputs
+    for key, labs, n in (("inputs", ins, op.shape[0]), ("outputs", outs, op.shape[1])):
+        if len(labs) != n:
+            what = "rows" if key == "inputs" else "columns"
+            raise ctx.error(f"{fld}.{key}", f"has {len(labs)} labels for {n} {what}")
+    try:
+        return MarkovOperator(op.sparse if op.is_sparse else op.matrix, ins, outs, row_sum_atol=atol)
+    except (InvalidOperatorError, TypeError) as exc:
+        raise ctx.error(fld, exc) from None
+
+
+def _catalogue(spec: dict, ctx: _Ctx, fld: str, reserved: set) -> tuple[MarkovOperator, str]:
+    from ..privacy import mechanisms
+
+    name = spec["catalogue"]
+    available = [n for n in CATALOGUE if callable(getattr(mechanisms, n, None))]
+    if not isinstance(name, str) or name not in available:
+        raise ctx.error(f"{fld}.catalogue", f"unknown catalogue mechanism {name!r} (known: {', '.join(available)})")
+    params = {k: v for k, v in spec.items() if k not in reserved and k != "part"}
+    parts = _PARTS.get(name)
+    if parts is None and "part" in spec:
+        raise ctx.error(f"{fld}.part", f"only for {', '.join(_PARTS)} (catalogue {name!r} is one operator)")
+    part = spec.get("part") if parts else None
+    if parts and part not in parts:
+        raise ctx.error(f"{fld}.part", f"catalogue {name!r} needs part = one of {', '.join(parts)} (got {part!r})")
+    k = params.get("k")
+    if isinstance(k, int) and not isinstance(k, bool) and k > _MAX_NODES // 20:
+        raise ctx.error(f"{fld}.k", f"must be <= {_MAX_NODES // 20} (a dense k x k operator; got {k})")
+    op = _call(getattr(mechanisms, name), params, ctx, fld, f"catalogue {name!r}")
+    if part is not None:
+        op = getattr(op, part)
+    if not isinstance(op, MarkovOperator):
+        raise ctx.error(f"{fld}.catalogue", f"{name!r} did not return an operator")
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    return op, f"{name}({shown})" + (f".{part}" if part else "")
+
+
+def _graph_step(spec: dict, kind: str, ctx: _Ctx, fld: str) -> tuple[MarkovOperator, str]:
+    import networkx as nx
+
+    lazy = _number(spec.get("laziness", 0.0), ctx, f"{fld}.laziness")
+    if not 0.0 <= lazy <= 1.0:
+        raise ctx.error(f"{fld}.laziness", f"must be in [0, 1] (got {lazy!r})")
+    weighted = _boolean(spec.get("weighted", False), ctx, f"{fld}.weighted")
+    if kind == "graph":
+        name = spec["graph"]
+        if not isinstance(name, str) or name not in GRAPHS:
+            raise ctx.error(f"{fld}.graph", f"unknown graph {name!r} (known: {', '.join(GRAPHS)})")
+        for key in ("n", "directed"):
+            if key in spec and key not in GRAPHS[name]:
+                raise ctx.error(f"{fld}.{key}", f"graph {name!r} takes no parameter {key!r}")
+        args = [_integer(spec.get(p), ctx, f"{fld}.{p}") if p in spec else None for p in GRAPHS[name]]
+        if None in args:
+            raise ctx.error(fld, f"graph {name!r} needs {', '.join(GRAPHS[name])}")
+        if any(a > _MAX_NODES for a in args):
+            raise ctx.error(f"{fld}.n", f"must be <= {_MAX_NODES} (got {args[0]})")
+        G = getattr(nx, name)(*args)
+        what = f"{name}{'(' + ', '.join(map(str, args)) + ')' if args else ''}"
+    else:
+        if "n" in spec:
+            raise ctx.error(f"{fld}.n", "only for a named generator graph")
+        directed = _boolean(spec.get("directed", False), ctx, f"{fld}.directed")
+        G = _read_edges(ctx.resolve(spec["edges"], f"{fld}.edges"), directed, weighted, ctx, f"{fld}.edges")
+        what = f"edge list {spec['edges']}"
+    if _boolean(spec.get("integer_labels", False), ctx, f"{fld}.integer_labels"):
+        G = nx.convert_node_labels_to_integers(G, ordering="default")
+    try:
+        op = MarkovOperator.random_walk(G, laziness=lazy, weight="weight" if weighted else None)
+    except (ChainampError, ValueError, TypeError) as exc:
+        raise ctx.error(fld, exc) from None
+    return op, f"{'lazy ' if lazy > 0 else ''}random walk on {what} ({G.number_of_nodes()} nodes" \
+               + (f", laziness {fmt_number(lazy)})" if lazy > 0 else ")")
+
+
+def _read_edges(path: Path, directed: bool, weighted: bool, ctx: _Ctx, fld: str):
+    """An edge list: ``u,v`` or ``u,v,weight`` per line, ``#`` comments; integer-looking labels become ints."""
+    import networkx as nx
+
+    if not path.is_file():
+        raise ctx.error(fld, f"{path}: no such file")
+    G = nx.DiGraph() if directed else nx.Graph()
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            lines = [(n, row) for n, row in enumerate(csv.reader(fh), start=1)
+                     if row and not row[0].lstrip().startswith("#")]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ctx.error(fld, f"{path}: cannot read ({exc})") from None
+    for n, row in lines:
+        row = [c.strip() for c in row]
+        if len(row) != (3 if weighted else 2):
+            raise ctx.error(fld, f"{path} line {n}: expected {'u,v,weight' if weighted else 'u,v'}, got {row!r}")
+        u, v = (_node(x) for x in row[:2])
+        attrs = {}
+        if weighted:
+            try:
+                w = float(row[2])
+            except ValueError:
+                raise ctx.error(fld, f"{path} line {n}: weight {row[2]!r} is not a number") from None
+            if not (w >= 0 and math.isfinite(w)):
+                raise ctx.error(fld, f"{path} line {n}: weight must be finite and >= 0 (got {row[2]})")
+            attrs["weight"] = w
+        G.add_edge(u, v, **attrs)
+    if G.number_of_nodes() == 0:
+        raise ctx.error(fld, f"{path}: no edges")
+    return G
+
+
+def _node(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
