@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import chainamp.mixing.lp as lpmod
+import chainamp.mixing.lp_solver as lpmod
 from chainamp import InvalidDistributionError, InvalidOperatorError, InvalidParameterError, MarkovOperator
 from chainamp.errors import SolverError
 from chainamp.lp import (DEFAULT_LP_SOLVER, LP_SOLVERS, LPSolution, doeblin_lp, hockey_stick_lp,

@@ -1,0 +1,251 @@
+"""What the coefficients of Definition 1 of Balle et al. 2019 guarantee: Lemma 9, local DP, mixing time.
+
+* :func:`mixing_conditions` / :class:`MixingConditions`: which conditions of
+  Definition 1 hold at one gamma, directly or through the implications of Lemma 9;
+* :func:`ldp_guarantee` / :class:`LDPGuarantee`: K read as a local randomizer (the
+  LDP table: pure eps from ultra-mixing, ``delta(eps)`` from (gamma, eps)-Dobrushin);
+* :func:`mixing_time`: the worst-start mixing time from the Dobrushin coefficient.
+
+The coefficients themselves are computed in :mod:`.coefficients`; every value here
+is derived from their rounded-up results, so it inherits their soundness.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .coefficients import (DobrushinResult, UltraMixingResult, _check_epsilons, _operator, dobrushin, doeblin,
+                           ultra_mixing)
+from .pairwise import _INF_EPS, _Prep, _prepare
+from .pruning import _curve_values
+from .._numerics import check_epsilon, check_int, check_probability, check_real
+from ..errors import IncompatibleOperatorsError, InvalidParameterError
+from ..operators import MarkovOperator
+
+__all__ = [
+    "MixingConditions",
+    "LDPGuarantee",
+    "mixing_conditions",
+    "ldp_guarantee",
+    "mixing_time",
+]
+
+
+# ----------------------------------------------------------------- Lemma 9, LDP, mixing time
+@dataclass(frozen=True)
+class MixingConditions:
+    """Which conditions of Definition 1 (Balle et al. 2019) hold at ``gamma``, with the coefficients.
+
+    A condition holds when its rounded-up coefficient is ``<= gamma`` or when Lemma 9
+    derives it from one that does, at the same gamma: ultra-mixing => Doeblin =>
+    Dobrushin => (gamma, eps)-Dobrushin. The last arrow is what ``D_{e^eps} <= TV``
+    proves (the proof of Lemma 9 words it the other way round, which is false: k-ary
+    randomized response is (0, eps)-Dobrushin at its own eps but not 0-Dobrushin), so
+    hockey-stick never implies Dobrushin here. ``implied`` names the conditions obtained
+    only through these implications. ``hockey_stick`` is None without epsilon.
+    """
+
+    gamma: float
+    epsilon: float | None
+    dobrushin: bool
+    hockey_stick: bool | None
+    doeblin: bool
+    ultra_mixing: bool
+    dobrushin_gamma: float
+    hockey_stick_gamma: float | None
+    doeblin_gamma: float
+    ultra_mixing_gamma: float
+    implied: tuple = ()
+    source: str = "Definition 1 and Lemma 9 of Balle et al. 2019"
+
+
+def mixing_conditions(K: MarkovOperator, gamma: float, epsilon: float | None = None, *,
+                      inputs: Any = None) -> MixingConditions:
+    """Check the four conditions of Definition 1 (Balle et al. 2019) at one ``gamma``.
+
+    Examples
+    --------
+    >>> K = MarkovOperator([[0.75, 0.25], [0.25, 0.75]])
+    >>> c = mixing_conditions(K, 0.6, epsilon=0.5)
+    >>> c.dobrushin, c.hockey_stick, c.doeblin, c.ultra_mixing
+    (True, True, True, False)
+    """
+    K = _operator(K, inputs)
+    g = check_probability(gamma, "gamma")
+    eps = None if epsilon is None else check_epsilon(epsilon)
+    dob = dobrushin(K).gamma
+    hs = None if eps is None else dobrushin(K, eps).gamma
+    doe = doeblin(K).gamma
+    ultra = ultra_mixing(K)
+    ult = ultra.gamma
+    # rows with different supports are not ultra-mixing for ANY gamma (K(x) << K(x') fails):
+    # their reported gamma = 1 must not make the condition hold at gamma = 1
+    ultra_ok = ult <= g and ultra.ratio > 0.0
+    doeblin_ok = doe <= g or ultra_ok
+    dob_ok = dob <= g or doeblin_ok
+    # D_{e^eps} <= TV: gamma-Dobrushin => (gamma, eps)-Dobrushin (never the converse)
+    hs_ok = None if hs is None else (hs <= g or dob_ok)
+    implied = tuple(name for name, direct, final in (("doeblin", doe <= g, doeblin_ok),
+                                                     ("dobrushin", dob <= g, dob_ok),
+                                                     ("hockey_stick", hs is not None and hs <= g, bool(hs_ok)))
+                    if final and not direct)
+    return MixingConditions(gamma=g, epsilon=eps, dobrushin=dob_ok, hockey_stick=hs_ok, doeblin=doeblin_ok,
+                            ultra_mixing=ultra_ok, dobrushin_gamma=dob, hockey_stick_gamma=hs,
+                            doeblin_gamma=doe, ultra_mixing_gamma=ult, implied=implied)
+
+
+@dataclass(frozen=True)
+class LDPGuarantee:
+    """K read as a local randomizer whose neighbours are all pairs of inputs (the LDP table).
+
+    ``epsilon`` is the pure-LDP level ``eps_K = log(1 / (1 - gamma_ultra))`` = the
+    largest log-likelihood ratio ``max log K(x,y)/K(x',y)`` (inf when supports differ),
+    rounded up. ``delta(eps)`` is the (gamma, eps)-Dobrushin coefficient: K is
+    ``(eps, delta(eps))``-LDP for every eps, so post-processing anything by K is
+    ``(eps, delta(eps))``-DP. ``epsilon_at(delta)`` inverts it by bisection.
+    """
+
+    epsilon: float
+    ultra: UltraMixingResult
+    dobrushin: DobrushinResult
+    operator: MarkovOperator = field(repr=False, compare=False)
+    _prep: _Prep = field(repr=False, compare=False, default=None)
+    source: str = "Balle et al. 2019, Definition 1 read as local DP (all input pairs neighbours)"
+
+    def __repr__(self) -> str:
+        u = self.ultra
+        return (f"LDPGuarantee(epsilon={self.epsilon:.6g}, from ultra-mixing gamma={u.gamma:.6g}, "
+                f"pair {u.pair!r}, output {u.output!r})")
+
+    def delta(self, eps: Any) -> float | np.ndarray:
+        """``max_{x,x'} D_{e^eps}(K_x || K_x')``, rounded up; a float for a scalar eps.
+
+        >>> g = ldp_guarantee(MarkovOperator([[0.75, 0.25], [0.25, 0.75]]))
+        >>> round(g.delta(0.0), 6), g.delta([0.0, math.log(2)]).round(6).tolist()
+        (0.5, [0.5, 0.25])
+        """
+        scalar = np.ndim(eps) == 0
+        arr = _check_epsilons(eps, "eps")
+        uniq, back = np.unique(arr, return_inverse=True)
+        vals = np.minimum.accumulate(_curve_values(self._prep, uniq))[back]
+        return float(vals[0]) if scalar else vals
+
+    def epsilon_at(self, delta: float, *, xtol: float = 1e-9) -> float:
+        """Smallest eps (up to ``xtol`` relative, rounded up) with ``delta(eps) <= delta``;
+        ``inf`` when even eps = inf needs more. The returned eps is a verified point.
+
+        >>> g = ldp_guarantee(MarkovOperator([[0.75, 0.25], [0.25, 0.75]]))
+        >>> round(g.epsilon_at(0.25), 6), g.epsilon_at(0.0) == g.epsilon
+        (0.693147, True)
+        """
+        d = check_probability(delta, "delta")
+        tol = _check_xtol(xtol, "xtol")
+        if self.delta(0.0) <= d:
+            return 0.0
+        if math.isfinite(self.epsilon):
+            lo, hi = 0.0, self.epsilon
+        else:
+            if self.delta(math.inf) > d:
+                return math.inf
+            lo, hi = 0.0, 1.0
+            while hi < _INF_EPS and self.delta(hi) > d:
+                lo, hi = hi, min(2.0 * hi, _INF_EPS)
+        while hi - lo > tol * max(1.0, hi):
+            mid = 0.5 * (lo + hi)
+            if self.delta(mid) <= d:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+
+def _check_xtol(value: Any, name: str) -> float:
+    x = check_real(value, name)
+    if not 0.0 < x < 1.0:
+        raise InvalidParameterError(f"{name} must be in (0, 1) (got {x!r})")
+    return x
+
+
+def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None) -> LDPGuarantee:
+    """The local-DP guarantee of K itself, all input pairs being neighbours.
+
+    gamma-ultra-mixing is ``(log(1/(1-gamma)), 0)``-LDP and (gamma, eps)-Dobrushin is
+    ``(eps, gamma)``-LDP (the correspondence of Definition 1 of Balle et al. 2019 with
+    local DP). ``eps_K`` is computed from the largest log-ratio directly (no ``1 - gamma``
+    cancellation) and rounded up.
+
+    Examples
+    --------
+    >>> e = math.exp(1.0)
+    >>> K = MarkovOperator([[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]])
+    >>> g = ldp_guarantee(K)
+    >>> round(g.epsilon, 6), round(g.delta(0.5), 6)
+    (1.0, 0.287649)
+    """
+    K = _operator(K, inputs)
+    prep = _prepare(K, None)
+    core = prep.ultra
+    if K.shape[0] < 2 or core.identical:
+        eps = 0.0
+    else:
+        eps = core.log_max if core.shared and prep.disjoint is None else math.inf
+    return LDPGuarantee(epsilon=eps, ultra=ultra_mixing(K), dobrushin=dobrushin(K), operator=K, _prep=prep)
+
+
+def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40) -> int:
+    """Smallest t with ``dobrushin(K ** t).gamma <= eps``: the worst case over ALL starting states.
+
+    ``max_x TV(K^t_x, pi)`` lies between ``gamma(K^t) / 2`` and ``gamma(K^t)``; PyDTMC's
+    ``mixing_time`` instead measures the distance from one given start distribution,
+    which can be much smaller. Since ``gamma(K^{t+1}) <= gamma(K^t) gamma(K) <=
+    gamma(K^t)`` (sub-multiplicativity), t is found by repeated squaring to bracket it
+    and bisection with the stored powers ``K^(2^j)``: O(log t) products.
+
+    Raises
+    ------
+    IncompatibleOperatorsError
+        K is not square (same input and output labels).
+    InvalidParameterError
+        ``gamma(K^t) > eps`` for every ``t <= max_steps`` (periodic or reducible chains).
+
+    Examples
+    --------
+    >>> mixing_time(MarkovOperator([[0.9, 0.1], [0.1, 0.9]]), 0.25)
+    7
+    """
+    if not isinstance(K, MarkovOperator):
+        raise TypeError(f"K must be a chainamp.MarkovOperator, got {type(K).__name__}")
+    if not K.is_square:
+        raise IncompatibleOperatorsError(
+            f"mixing_time needs a square operator with the same input and output labels (shape {K.shape})")
+    e = check_probability(eps, "eps")
+    limit = check_int(max_steps, "max_steps", minimum=0)
+
+    def gam(op):
+        return dobrushin(op).gamma
+
+    if (0.0 if K.shape[0] < 2 else 1.0) <= e:
+        return 0
+    powers, span = [K], 1  # powers[j] = K^(2^j)
+    while gam(powers[-1]) > e:
+        if span >= limit:
+            raise InvalidParameterError(
+                f"K does not mix to eps={e!r} within max_steps={limit} steps (gamma(K^{span}) > eps); "
+                "it may be periodic or reducible")
+        powers.append(powers[-1] @ powers[-1])
+        span *= 2
+    if len(powers) == 1:
+        return 1
+    acc, t = powers[-2], span // 2  # gamma(K^t) > eps >= gamma(K^(2t))
+    for j in range(len(powers) - 3, -1, -1):
+        trial = acc @ powers[j]
+        if gam(trial) > e:
+            acc, t = trial, t + 2**j
+    if t + 1 > limit:
+        raise InvalidParameterError(
+            f"K does not mix to eps={e!r} within max_steps={limit} steps (needs {t + 1})")
+    return t + 1
