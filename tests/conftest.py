@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+from fractions import Fraction
+
+import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -60,3 +65,151 @@ def krr_matrix(k: int, eps: float) -> np.ndarray:
 @pytest.fixture
 def krr():
     return lambda k, eps: MarkovOperator(krr_matrix(k, eps))
+
+
+# ----------------------------------------------------------------------------- adversarial soundness (mpmath)
+# Shared by tests/amplification/test_adversarial_black_box.py and test_adversarial_finite_and_audit.py: exact
+# references in mpmath from the float entries of the matrices (call them at the precision the test sets, those
+# modules use 60 digits), the check that a report hands out no bound below the truth, and adversarial operators.
+_INF = math.inf
+
+
+def _mpm(A) -> list:
+    return [[mp.mpf(float(x)) for x in row] for row in np.asarray(A, dtype=float)]
+
+
+def _mul(A: list, B: list) -> list:
+    return [[mp.fsum(A[i][k] * B[k][j] for k in range(len(B))) for j in range(len(B[0]))] for i in range(len(A))]
+
+
+def _hs(p, q, eps: float):
+    """D_{e^eps}(p || q) in mpmath (eps = inf: the mass of p where q vanishes)."""
+    if eps == _INF:
+        return mp.fsum(a for a, b in zip(p, q) if b == 0 and a > 0)
+    c = mp.e ** mp.mpf(eps)
+    return mp.fsum(max(a - c * b, 0) for a, b in zip(p, q))
+
+
+def _excess(*mats):
+    """Exact max |row sum - 1| of float matrices: the slack of 'rows used as written'."""
+    return max(abs(mp.fsum(mp.mpf(float(x)) for x in row) - 1) for A in mats for row in np.asarray(A, float))
+
+
+def exact_pipeline_delta(M, K, eps: float, pairs=None):
+    """Exact delta of the finite pipeline M K at eps (max over ordered neighbouring pairs); K may be a list of
+    matrices, multiplied exactly (a float product would hide its own rounding and underflow)."""
+    P = _mpm(M)
+    for factor in (K if isinstance(K, list) else [K]):
+        P = _mul(P, _mpm(factor))
+    pairs = pairs if pairs is not None else [(i, j) for i in range(len(P)) for j in range(len(P)) if i != j]
+    return max(_hs(P[i], P[j], eps) for i, j in pairs)
+
+
+def worst_black_box_delta(eps0: float, delta0: float, K, eps: float):
+    """sup over all (eps0, delta0)-DP mechanisms M of delta_{K o M}(eps) (canonical pair, all 4-tuples);
+    K may be a list of matrices (multiplied exactly)."""
+    factors = K if isinstance(K, list) else [K]
+    Km = _mpm(factors[0])
+    for factor in factors[1:]:
+        Km = _mul(Km, _mpm(factor))
+    e, d = mp.e ** mp.mpf(eps0), mp.mpf(delta0)
+    a, b = (1 - d) * e / (1 + e), (1 - d) / (1 + e)
+    m = len(Km[0])
+    best = mp.mpf(0)
+    for x1, x2, x3, x4 in itertools.product(range(len(Km)), repeat=4):
+        P = [d * Km[x1][y] + a * Km[x2][y] + b * Km[x3][y] for y in range(m)]
+        Q = [b * Km[x2][y] + a * Km[x3][y] + d * Km[x4][y] for y in range(m)]
+        best = max(best, _hs(P, Q, eps))
+    return best
+
+
+def handed_out(rep, eps_queries, delta_queries):
+    """Every bound a report hands out: table, best, the envelope queries and each source's answers."""
+    out = list(rep.bounds) + [rep.best]
+    out += [rep.bound_at(e) for e in eps_queries] + [rep.bound_for(d) for d in delta_queries]
+    for s in rep.sources:
+        out += [b for b in (s.bound_at_delta(d) for d in delta_queries) if b is not None]
+        out += [b for b in (s.bound_at_epsilon(e) for e in eps_queries) if b is not None]
+    out += [type(rep.best)(e, rep.delta_at(e), "exact") for e in eps_queries]
+    out += [type(rep.best)(rep.epsilon_at(d), d, "exact") for d in delta_queries]
+    return [b for b in out if b.epsilon < _INF and b.delta < 1.0]
+
+
+def assert_all_sound(rep, truth, tol, eps_queries=(0.0, 0.1, 1.0, 3.0, _INF),
+                     delta_queries=(0.0, 1e-300, 1e-12, 1e-3, 0.1, 0.5, 1.0)):
+    cache: dict = {}
+    for b in handed_out(rep, eps_queries, delta_queries):
+        if b.epsilon not in cache:
+            cache[b.epsilon] = truth(b.epsilon)
+        assert cache[b.epsilon] <= b.delta + tol, (b, float(cache[b.epsilon]))
+
+
+
+def _normalise(A):
+    A = np.asarray(A, dtype=float)
+    return A / A.sum(axis=1, keepdims=True)
+
+
+def _dyadic(A):
+    """Rows summing to exactly 1: entries except each row's largest on the 2^-52 grid (positive ones stay
+    positive), the largest set to 1 minus their sum (exact: every partial sum is a multiple of 2^-52 below 1)."""
+    A = _normalise(A).copy()
+    for row in A:
+        top = int(np.argmax(row))
+        others = np.arange(row.size) != top
+        grid = np.round(row[others] * 2.0**52)
+        grid[(grid == 0) & (row[others] > 0)] = 1.0
+        row[others] = grid * 2.0**-52
+        row[top] = 1.0 - row[others].sum()
+    assert all(sum(Fraction(float(x)) for x in row) == 1 for row in A)
+    return A
+
+
+@st.composite
+def adversarial_operators(draw, max_n=3, max_m=4, min_n=1):
+    A = draw(_raw_operators(max_n, max_m, min_n))
+    return A if np.any((A > 0) & (A < 1e-200)) else _dyadic(A)
+
+
+@st.composite
+def _raw_operators(draw, max_n=3, max_m=4, min_n=1):
+    """1-row / 1-column, identity, permutation, constant, disjoint supports, structural zeros, 1e-300 entries,
+    k-RR with eps near 0 and 30."""
+    kind = draw(st.sampled_from(["random", "identity", "perm", "constant", "disjoint", "zeros", "tiny",
+                                 "rr", "one_col", "one_row"]))
+    n = draw(st.integers(max(min_n, 1), max_n))
+    m = draw(st.integers(1, max_m))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if kind == "identity":
+        return np.eye(n)
+    if kind == "perm":
+        A = np.zeros((n, n))
+        A[np.arange(n), rng.permutation(n)] = 1.0
+        return A
+    if kind == "constant":
+        return np.tile(_normalise(rng.random((1, m))), (n, 1))
+    if kind == "disjoint":
+        A = np.zeros((n, 2 * n))
+        for i in range(n):
+            A[i, 2 * i:2 * i + 2] = rng.random(2) + 0.1
+        return _normalise(A)
+    if kind == "zeros":
+        A = rng.random((n, m)) ** 3
+        A[rng.random((n, m)) < 0.5] = 0.0
+        A[np.arange(n), rng.integers(0, m, n)] += 0.1
+        return _normalise(A)
+    if kind == "tiny":  # rows cannot sum exactly to 1: the reference allows 4 * their exact excess
+        A = rng.random((n, m + 1))
+        A[:, 0] = 1e-300 * (1 + rng.random(n))
+        return _normalise(A)
+    if kind == "rr":
+        k = max(n, 2)
+        e = draw(st.sampled_from([1e-9, 0.5, 3.0, 30.0]))
+        A = np.ones((k, k))
+        np.fill_diagonal(A, math.exp(e))
+        return _normalise(A)
+    if kind == "one_col":
+        return np.ones((n, 1))
+    if kind == "one_row":
+        return _normalise(rng.random((1, m)))
+    return _normalise(rng.random((n, m)))

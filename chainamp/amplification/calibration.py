@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._numerics import BISECTION_ATOL, BISECTION_RTOL, check_delta, check_epsilon, check_positive, fmt_number
-from .amplifier import AmplificationReport, amplify
+from .amplifier import amplify
+from .report import AmplificationReport
 from ..privacy import DP
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator

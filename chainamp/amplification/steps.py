@@ -32,7 +32,8 @@ from .bounds import (Bound, theorem1_dobrushin, theorem1_doeblin, theorem1_hocke
 from ..errors import InvalidParameterError
 from ..mixing import dobrushin, doeblin, ultra_mixing
 from ..operators import MarkovOperator, multiply, operator_error
-from .amplifier import _Adjust, _amplify_operator, as_input_mechanism
+from .amplifier import amplify_operator
+from .inputs import Adjust, as_input_mechanism
 
 __all__ = ["amplify_steps", "StepsReport", "StepResult"]
 
@@ -150,7 +151,7 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
         if can_form:
             product, err = (op, operator_error(op)) if product is None else multiply(product, err, op,
                                                                                       operator_error(op))
-            rep = _amplify_operator(mech, product, err, delta=delta)
+            rep = amplify_operator(mech, product, err, delta=delta)
             target = rep.target_delta
             b = rep.best
             c = rep.coefficients
@@ -162,7 +163,7 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
             coeffs = (prev.dobrushin, prev.doeblin, _ultra_to_eps(prev.ultra_mixing))
         d1, g1, e1 = coeffs
         # the new operator's coefficients, widened for rows that sum to 1 only within row_sum_atol
-        adj = _Adjust(operator_error(op), op.shape[1])
+        adj = Adjust(operator_error(op), op.shape[1])
         d2, g2 = adj.tv(dobrushin(op).gamma), adj.doeblin(doeblin(op).gamma)
         e2 = _ultra_to_eps(adj.ultra(ultra_mixing(op).gamma))
         # the rules hold for the exact products of the gammas: round the float products up

@@ -1,0 +1,144 @@
+"""Bound sources: the families of certified ``(eps', delta')`` pairs an amplification report queries.
+
+A ``PairSource`` is a finite set of pairs (a clause of Theorem 1 at the input's points), a
+``CurveSource`` a guarantee at every eps', searched by bisection for a delta;
+``best_bound`` is the lower envelope over sources. ``profile_points`` picks the points of an
+input profile at which the clauses are applied, and ``target_delta_for`` the delta' a report is
+given at. All of them serve :mod:`.amplifier` and :mod:`.report` only: none is public API.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .._numerics import BISECTION_ATOL, BISECTION_RTOL, check_delta
+from .bounds import Bound
+from ..errors import InvalidMechanismError
+from ..privacy import PrivacyProfile
+from .inputs import InputMechanism
+
+__all__: list[str] = []
+
+_GRID_POINTS = 32
+
+
+class PairSource:
+    """A finite set of certified pairs; the guarantee at eps' is the best pair with eps <= eps'."""
+
+    def __init__(self, name: str, bounds: Iterable[Bound]):
+        self.name = name
+        self.bounds = tuple(bounds)
+
+    def __repr__(self) -> str:
+        return f"<BoundSource {self.name!r}: {len(self.bounds)} certified pairs>"
+
+    def bound_at_epsilon(self, eps: float) -> Bound | None:
+        ok = [b for b in self.bounds if b.epsilon <= eps]
+        return min(ok, key=lambda b: (b.delta, b.epsilon)) if ok else None
+
+    def bound_at_delta(self, delta: float) -> Bound | None:
+        ok = [b for b in self.bounds if b.delta <= delta]
+        return min(ok, key=lambda b: (b.epsilon, b.delta)) if ok else None
+
+
+class CurveSource:
+    """A guarantee at every eps' (``make(eps') -> Bound``), searched by bisection for a delta."""
+
+    def __init__(self, name: str, make: Callable[[float], Bound],
+                 upper: Callable[[float], float], epsilon_for: Callable[[float], float] | None = None):
+        self.name = name
+        self._make = make
+        self._upper = upper
+        self._epsilon_for = epsilon_for
+        self._cache: dict[float, Bound] = {}
+
+    def __repr__(self) -> str:
+        return f"<BoundSource {self.name!r}: a guarantee at every epsilon'>"
+
+    def bound_at_epsilon(self, eps: float) -> Bound | None:
+        if eps not in self._cache:
+            self._cache[eps] = self._make(eps)
+        return self._cache[eps]
+
+    def _holds(self, eps: float, delta: float) -> Bound | None:
+        if not math.isfinite(eps):
+            return None
+        b = self.bound_at_epsilon(eps)
+        return b if b.delta <= delta else None
+
+    def bound_at_delta(self, delta: float) -> Bound | None:
+        if self._epsilon_for is not None:
+            hit = self._holds(self._epsilon_for(delta), delta)
+            if hit is not None:
+                return hit
+        first = self._holds(0.0, delta)
+        if first is not None:
+            return first
+        hi = self._upper(delta)
+        hit = self._holds(hi, delta)
+        if hit is None and math.isfinite(hi):  # the bracket end may miss by rounding: widen once
+            hi = hi * (1.0 + 1e-9) + 1e-12
+            hit = self._holds(hi, delta)
+        if hit is None:
+            return None
+        lo = 0.0
+        while hi - lo > max(BISECTION_ATOL, BISECTION_RTOL * hi):
+            mid = 0.5 * (lo + hi)
+            cand = self._holds(mid, delta)
+            if cand is None:
+                lo = mid
+            else:
+                hi, hit = mid, cand
+        return hit
+
+
+
+def first_finite(*candidates: Callable[[], float]) -> float:
+    """The first finite value among lazily evaluated candidates (later ones may be costly)."""
+    for make in candidates:
+        v = make()
+        if math.isfinite(v):
+            return v
+    return math.inf
+
+
+def best_bound(sources, fn: str, arg: float) -> Bound | None:
+    found = [getattr(s, fn)(arg) for s in sources]
+    found = [b for b in found if b is not None]
+    if not found:
+        return None
+    key = (lambda b: (b.delta, b.epsilon)) if fn == "bound_at_epsilon" else (lambda b: (b.epsilon, b.delta))
+    return min(found, key=key)
+
+
+
+
+def target_delta_for(mech: InputMechanism, profile: PrivacyProfile, delta) -> float:
+    if delta is not None:
+        return check_delta(delta, "delta")
+    if mech.kind == "dp":
+        return mech.points[0].delta
+    if mech.kind == "points":
+        return min(p.delta for p in mech.points)
+    if math.isfinite(profile.pure_epsilon):
+        return 0.0
+    raise InvalidMechanismError(f"{mech.description} has no pure-DP level: pass delta= (the delta' to report at)")
+
+
+def profile_points(profile: PrivacyProfile, target: float, gammas: Sequence[float]) -> list[tuple[float, float]]:
+    """Points (eps, delta_M(eps)) of the input profile at which the clauses are applied."""
+    top = profile.pure_epsilon
+    if not math.isfinite(top):
+        top = profile.epsilon(1e-15)
+    eps = list(np.linspace(0.0, top, _GRID_POINTS)) if math.isfinite(top) else []
+    for g in gammas:
+        for d in (target, target / g if g > 0 else 1.0):
+            if 0.0 < d <= 1.0:
+                e = profile.epsilon(min(d, 1.0))
+                if math.isfinite(e):
+                    eps.append(e)
+    eps = sorted(set(float(e) for e in eps))
+    return [(e, float(min(profile.delta(e), 1.0))) for e in eps]
