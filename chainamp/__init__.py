@@ -20,28 +20,18 @@ Top-level names are re-exported from those folders; ``chainamp.mechanisms``,
 ``chainamp.plot``, ``chainamp.report`` and ``chainamp.cli`` are namespaces.
 """
 
-from importlib import import_module as _import_module
-
 from . import errors
 from .errors import *  # noqa: F401,F403
-from .operators.markov import *  # noqa: F401,F403
-from .operators.chain import *  # noqa: F401,F403
-from .privacy.divergences import *  # noqa: F401,F403
-from .mixing.coefficients import *  # noqa: F401,F403
-from .privacy.profiles import *  # noqa: F401,F403
-from .amplification.bounds import *  # noqa: F401,F403
-from .amplification.amplifier import *  # noqa: F401,F403
-from .amplification.steps import *  # noqa: F401,F403
-from .amplification.calibration import *  # noqa: F401,F403
-from . import lp, mechanisms, renyi, diffusion  # noqa: F401,E402
+from .operators import *  # noqa: F401,F403
+from .mixing import *  # noqa: F401,F403
+from .privacy import *  # noqa: F401,F403
+from .amplification import *  # noqa: F401,F403
+from . import amplification, lp, mechanisms, mixing, operators, privacy, renyi, diffusion  # noqa: F401,E402
 
 __version__ = "0.1.0.dev0"
 
-#: the modules whose ``__all__`` makes up the top-level namespace
-_STAR_MODULES = ("errors", "operators.markov", "operators.chain", "privacy.divergences", "mixing.coefficients",
-                 "privacy.profiles", "amplification.bounds", "amplification.amplifier", "amplification.steps",
-                 "amplification.calibration")
 __all__ = sorted(
     {"errors", "lp", "mechanisms", "renyi", "diffusion", "__version__"}
-    | {name for mod in _STAR_MODULES for name in _import_module(f"{__name__}.{mod}").__all__}
+    | set(errors.__all__) | set(operators.__all__) | set(mixing.__all__) | set(privacy.__all__)
+    | set(amplification.__all__)
 )

@@ -3,10 +3,10 @@
 Four functions, each drawing on a new figure or on the ``ax`` it is given:
 
 * :func:`plot_report` -- privacy profiles ``delta'(eps')`` of the input mechanism,
-  of every bound source of an :class:`~chainamp.amplify.AmplificationReport` and
+  of every bound source of an :class:`~chainamp.amplification.AmplificationReport` and
   of the exact pipeline (finite M), on a log-scale delta axis;
 * :func:`plot_steps` -- the certified ``eps'(t)`` of a
-  :class:`~chainamp.steps.StepsReport` over the number of post-processing steps;
+  :class:`~chainamp.amplification.StepsReport` over the number of post-processing steps;
 * :func:`plot_operator` -- a Markov operator as a heat map of ``K(x, y)``;
 * :func:`plot_graph` -- a square operator as a weighted directed graph (edge
   widths proportional to the transition probabilities).
@@ -272,7 +272,7 @@ def plot_steps(steps_report, ax=None, label=None):
         Legend entry of the curve (default ``"M = <mechanism>"``).
 
     Filled markers: coefficients of the formed product (exact); hollow markers:
-    coefficients bounded by composition (see :mod:`chainamp.steps`). A step where
+    coefficients bounded by composition (see :mod:`chainamp.amplification.steps`). A step where
     nothing is certified (infinite epsilon) gets a cross on the top edge. The
     epsilon axis is logarithmic when every value is positive and they span more
     than a factor 20. The title and axis labels are set only on an Axes that has

@@ -1,7 +1,7 @@
 """Standalone reports: one HTML or Markdown file for an amplification result, with its plots.
 
-:func:`write_report` accepts an :class:`~chainamp.amplify.AmplificationReport`,
-a :class:`~chainamp.steps.StepsReport`, or any object with ``to_dict()`` and
+:func:`write_report` accepts an :class:`~chainamp.amplification.AmplificationReport`,
+a :class:`~chainamp.amplification.StepsReport`, or any object with ``to_dict()`` and
 ``__str__`` (an audit result, say); when such an object has an attribute
 ``reports`` holding amplification or steps reports (or Markov operators, drawn
 as heat maps), each of them gets its own section with its plot, and its table

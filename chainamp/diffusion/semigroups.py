@@ -29,7 +29,7 @@ The mean squared errors of Section 5.1 and Theorem 8 live in :mod:`.accuracy`.
 Soundness
 ---------
 Every epsilon / Lambda returned is rounded up past its floating-point error
-(:func:`chainamp._logmath.round_up`). The quadrature path adds quad's own
+(:func:`chainamp._numerics.round_up`). The quadrature path adds quad's own
 error estimate before rounding up; that estimate is not a rigorous enclosure,
 so the closed form is the default and the quadrature is a cross-check.
 """

@@ -1,5 +1,5 @@
-"""Renyi differential privacy: closed-form divergences, RDP accounting and the
-coupling bounds of Section 4 of Balle, Barthe, Gaboardi and Geumlek (2019).
+"""Renyi DP closed forms, RDP accounting and Theorem 2 on finite spaces (Section 4 of Balle,
+Barthe, Gaboardi and Geumlek 2019).
 
 * Closed forms: :func:`gaussian_renyi_divergence`, :func:`laplace_renyi_divergence`
   (through :func:`g_alpha`, Mironov 2017, Corollary 2).
@@ -7,14 +7,10 @@ coupling bounds of Section 4 of Balle, Barthe, Gaboardi and Geumlek (2019).
   conversion of Canonne, Kamath and Steinke 2020) and :class:`RDPCurve`, an RDP
   guarantee on a grid of orders that composes by addition.
 * Theorem 2 on finite spaces: :func:`coupling_bound`.
-* Examples 1-3: iterated Gaussian, iterated Laplace (with the ``Lap2`` density of
-  eq. (6) and Lemma 3) and Lipschitz Gaussian kernels live in
-  ``chainamp._renyi_examples`` and are re-exported here.
-* Theorem 4, Theorem 5 and Algorithm 1 (noisy projected SGD) live in
-  ``chainamp._renyi_sgd`` and are re-exported here.
 
-Every number that feeds a privacy statement is rounded toward the larger
-(safe) side.
+Examples 1-3 live in :mod:`.examples`, Theorems 4-5 and Algorithm 1 in :mod:`.sgd`;
+:mod:`chainamp.renyi` re-exports all three. Every number that feeds a privacy
+statement is rounded toward the larger (safe) side.
 """
 
 from __future__ import annotations
@@ -42,7 +38,7 @@ __all__ = [
     "RDPCurve",
     "CouplingBound",
     "coupling_bound",
-]  # + Examples 1-3 (chainamp._renyi_examples) and Theorems 4-5 / Algorithm 1 (chainamp._renyi_sgd), below
+]
 
 #: Default grid of Renyi orders (dense near 1, then integers, then a few large orders).
 DEFAULT_ORDERS = tuple(np.concatenate([1.0 + np.arange(1, 100) / 10.0, np.arange(11, 65),
@@ -150,7 +146,7 @@ class RDPConversion:
     source: str
 
     def to_dp(self):
-        """The guarantee as a :class:`chainamp.profiles.DP`."""
+        """The guarantee as a :class:`chainamp.DP`."""
         from ..privacy import DP  # layer 4, imported lazily
 
         return DP(epsilon=self.epsilon, delta=self.delta)
