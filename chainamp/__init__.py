@@ -20,13 +20,23 @@ Top-level names are re-exported from those folders; ``chainamp.mechanisms``,
 ``chainamp.plot``, ``chainamp.report`` and ``chainamp.cli`` are namespaces.
 """
 
+from importlib import import_module as _import_module
+
 from . import errors
 from .errors import *  # noqa: F401,F403
 from .operators import *  # noqa: F401,F403
 from .mixing import *  # noqa: F401,F403
 from .privacy import *  # noqa: F401,F403
 from .amplification import *  # noqa: F401,F403
-from . import amplification, lp, mechanisms, mixing, operators, privacy, renyi, diffusion  # noqa: F401,E402
+from . import amplification, mechanisms, mixing, operators, privacy, renyi, diffusion  # noqa: F401,E402
+
+
+def __getattr__(name: str):
+    """``chainamp.lp`` is imported on first use: it imports cvxpy, which costs about half a second
+    that the exact paths and every CLI call without ``--method lp`` should not pay."""
+    if name == "lp":
+        return _import_module(f"{__name__}.lp")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __version__ = "0.1.0.dev0"
 

@@ -270,3 +270,15 @@ def test_public_modules_declare_all():
 def test_no_module_above_500_lines():
     long = {str(p.relative_to(PKG)): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 500}
     assert long == {}
+
+
+def test_import_chainamp_does_not_import_cvxpy_until_lp_is_used():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, chainamp; before = 'cvxpy' in sys.modules; chainamp.lp.doeblin_lp; "
+            "print(before, 'cvxpy' in sys.modules, 'lp' in chainamp.__all__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(PKG.parent)})
+    assert out.stdout.split() == ["False", "True", "True"]
