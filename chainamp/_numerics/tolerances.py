@@ -13,7 +13,9 @@ from __future__ import annotations
 
 __all__ = ["ROW_SUM_ATOL", "DIST_SUM_ATOL", "LP_ATOL", "LP_FEAS_ATOL", "UNIT_ROUNDOFF", "BISECTION_RTOL",
            "BISECTION_ATOL", "STATIONARY_RESIDUAL_ATOL", "QUAD_EPSREL",
-           "SMALLEST_SUBNORMAL", "TIE_BUDGET", "TIE_ERR", "L1_FORM_MAX_ERR", "REFUTE_RTOL", "REFUTE_ATOL"]
+           "SMALLEST_SUBNORMAL", "TIE_BUDGET", "TIE_ERR", "L1_FORM_MAX_ERR", "REFUTE_RTOL", "REFUTE_ATOL",
+           "ESTIMATOR_RANK_RTOL", "SUPPORT_RATE_ATOL", "IBU_GAP_TOL",
+           "DESIGN_MAX_REPAIR"]
 
 #: A row of a Markov operator is accepted when ``|sum(row) - 1| <= ROW_SUM_ATOL``.
 ROW_SUM_ATOL = 1e-9
@@ -49,3 +51,18 @@ L1_FORM_MAX_ERR = 1e-7
 #: bracket of relative width 1e-7 (BISECTION_RTOL), so a smaller excess could be an artefact of that rounding.
 REFUTE_RTOL = 1e-6
 REFUTE_ATOL = 1e-12
+#: utility.FrequencyEstimator: a channel's singular value below ESTIMATOR_RANK_RTOL times the largest one
+#: counts as zero when deciding whether the channel can be inverted (its rank); a support bit whose
+#: rates p_v, q_v differ by no more than this carries no information about its input.
+ESTIMATOR_RANK_RTOL = 1e-10
+#: utility.FrequencyEstimator(statistic="support"): P[bit v = 1 | input x] must agree within this for
+#: every input x != v (a pure protocol in the sense of Wang et al. 2017).
+SUPPORT_RATE_ATOL = 1e-9
+#: utility.FrequencyEstimator(method="ibu") stops when the Frank-Wolfe gap, an upper bound on how far
+#: the mean log-likelihood per report is below its maximum, is at most this.
+IBU_GAP_TOL = 1e-10
+#: design: the largest weight ``lam`` of a constant operator that ``chainamp.design`` may mix into an LP
+#: solution, ``(1 - lam) K + lam 1 u^T``, so that chainamp's own rounded-up certificate meets the target
+#: (the LP optimum meets it exactly; the certificate's rounding can miss it by a few ulps, or by the
+#: 1e-7 bracket of an epsilon search). Past it the design raises instead of returning a far-from-optimal K.
+DESIGN_MAX_REPAIR = 1e-3
