@@ -1,0 +1,21 @@
+"""Optimal design: the least-loss operator K under a privacy or mixing target, as a linear program.
+
+What the privacy costs: for a finite mechanism M, the post-processing K with the smallest expected loss
+among those for which K o M is (epsilon, delta)-LDP, certified by :func:`chainamp.amplify`; for a
+black-box input, the n-state K with the smallest loss among those whose Dobrushin or Doeblin
+coefficient (Definition 1 of Balle, Barthe, Gaboardi and Geumlek 2019) is at most gamma. Each result
+carries a certified lower bound on every K's loss (weak Lagrangian duality, in numpy).
+
+* :mod:`.post_processing`: :func:`optimal_post_processing`.
+* :mod:`.mixing_design`: :func:`optimal_mixing_operator`.
+* :mod:`.result`: :class:`DesignResult`.
+* :mod:`.duals`: the certified lower bounds; :mod:`.common`: argument checks and the sound repair.
+* :mod:`.lp`: the cvxpy formulations (the only design module importing cvxpy, imported lazily).
+"""
+
+from .result import *  # noqa: F401,F403
+from .post_processing import *  # noqa: F401,F403
+from .mixing_design import *  # noqa: F401,F403
+from . import mixing_design, post_processing, result
+
+__all__ = [*post_processing.__all__, *mixing_design.__all__, *result.__all__]

@@ -1,0 +1,158 @@
+"""Shared pieces of the designs: argument checks, the solver's K made stochastic, the sound repair.
+
+The repair (:func:`repair`) mixes a candidate K with the uniform constant operator,
+``K_lam = (1 - lam) K + lam 1 u^T`` (``u`` uniform on K's outputs). Every privacy loss of the pipeline
+shrinks: the rows of ``M K_lam`` are ``(1 - lam) (MK)(x) + lam u``, so each likelihood ratio
+``((1 - lam) a + lam u_y) / ((1 - lam) b + lam u_y)`` moves toward 1 and each hockey-stick divergence
+``sum_y [(1 - lam)(a_y - e^eps b_y) - lam (e^eps - 1) u_y]_+ <= (1 - lam) D_{e^eps}`` shrinks; the
+Dobrushin and Doeblin coefficients of ``K_lam`` are ``(1 - lam)`` times those of K. The repair
+searches lam on a short geometric ladder, then bisects it, and keeps the smallest lam at which
+chainamp's own (rounded-up) certificate meets the target, so the returned K is certified by the same
+code every user runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._numerics import check_distribution, check_float_array, check_positive
+from ..errors import InvalidParameterError, SolverError
+from ..operators import MarkovOperator
+
+__all__: list[str] = []
+
+#: lam ladder of the repair: 2^-50, 2^-47, ... (factor 8), then bisection steps between rungs (to 1/1000
+#: of the rung: the loss a repair costs is within 0.1% of the smallest the screen allows), then steps of
+#: 25% up while the full certificate still refuses
+_LADDER_START = 2.0**-50
+_LADDER_FACTOR = 8.0
+_BISECTION_STEPS = 10
+_ESCALATION = 1.25
+
+
+def check_prior(prior: Any, n: int) -> np.ndarray:
+    """A distribution over the n inputs (uniform for None)."""
+    if prior is None:
+        return np.full(n, 1.0 / n)
+    return check_distribution(prior, "prior", size=n)
+
+
+def check_loss(loss: Any, inputs: tuple, outputs: tuple) -> np.ndarray:
+    """An n_inputs x n_outputs finite non-negative matrix; None is the 0-1 loss ``[label x != label y]``."""
+    n, k = len(inputs), len(outputs)
+    if loss is None:
+        if not set(inputs) & set(outputs):
+            raise InvalidParameterError(
+                f"outputs {_preview(outputs)} share no label with the inputs {_preview(inputs)}: the default 0-1 "
+                "loss would charge 1 for every output; pass loss= or outputs that include the inputs")
+        return np.array([[0.0 if x == y else 1.0 for y in outputs] for x in inputs])
+    arr = check_float_array(loss, "loss")
+    if arr.shape != (n, k):
+        raise InvalidParameterError(f"loss must have shape (n_inputs, n_outputs) = {(n, k)} (got {arr.shape})")
+    if not np.all(np.isfinite(arr)):
+        i, j = np.argwhere(~np.isfinite(arr))[0]
+        raise InvalidParameterError(f"loss entries must be finite (got {arr[i, j]!r} at ({i}, {j}))")
+    if np.any(arr < 0):
+        i, j = np.argwhere(arr < 0)[0]
+        raise InvalidParameterError(f"loss entries must be >= 0 (got {arr[i, j]!r} at ({i}, {j}))")
+    return arr
+
+
+def check_labels(labels: Any, name: str) -> tuple:
+    """A non-empty sequence of distinct hashable labels (an int n means ``range(n)``)."""
+    if isinstance(labels, (int, np.integer)) and not isinstance(labels, bool):
+        labels = range(int(labels))
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, range, np.ndarray)):
+        raise TypeError(f"{name} must be a sequence of labels or an int, got {type(labels).__name__} {labels!r}")
+    labs = tuple(labels)
+    if not labs:
+        raise InvalidParameterError(f"{name} must contain at least one label (got {labels!r}): K needs an output "
+                                    "to reach")
+    try:
+        distinct = len(set(labs)) == len(labs)
+    except TypeError:
+        raise TypeError(f"{name} must be hashable labels (got {labs!r})") from None
+    if not distinct:
+        raise InvalidParameterError(f"{name} has a repeated label (got {labs!r})")
+    return labs
+
+
+def check_tolerances(lp_feas_atol: Any, design_max_repair: Any) -> tuple[float, float]:
+    """The two keyword tolerances of every design, checked at the boundary."""
+    return check_positive(lp_feas_atol, "lp_feas_atol"), check_positive(design_max_repair, "design_max_repair")
+
+
+def stochastic(K: np.ndarray, feas_atol: float) -> np.ndarray:
+    """The solver's K with negatives clipped and rows renormalised; SolverError when it is far from stochastic."""
+    low = float(K.min())
+    sums = K.sum(axis=1)
+    if low < -feas_atol or np.max(np.abs(sums - 1.0)) > feas_atol:
+        raise SolverError(f"the solver's K is not stochastic within lp_feas_atol={feas_atol:g} (smallest entry "
+                          f"{low!r}, row sums in [{sums.min()!r}, {sums.max()!r}])")
+    out = np.maximum(K, 0.0)
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def mixed(K: np.ndarray, lam: float) -> np.ndarray:
+    """``(1 - lam) K + lam 1 u^T`` with u uniform on the columns."""
+    if lam == 0.0:
+        return K
+    return (1.0 - lam) * K + lam / K.shape[1]
+
+
+def repair(K: np.ndarray, certify: Callable[[np.ndarray], Any], max_repair: float, what: str,
+           screen: Callable[[np.ndarray], bool] | None = None) -> tuple[np.ndarray, float, Any]:
+    """The smallest lam (on the ladder and a short bisection) at which ``certify(mixed(K, lam))`` is not None.
+
+    ``certify`` returns its evidence (a report, a coefficient) or None. ``screen`` is a cheaper test that
+    guides the search (it decides nothing: the returned lam is always one ``certify`` accepted; when the
+    screen is optimistic, lam grows by 25% steps until ``certify`` agrees). Returns the repaired K, lam and the
+    evidence; SolverError when no ``lam <= max_repair`` is certified (both checked by the caller).
+    """
+    if screen is None:
+        def screen(mat: np.ndarray) -> bool:
+            return certify(mat) is not None
+    if screen(K):
+        found = certify(K)
+        if found is not None:
+            return K, 0.0, found
+    lo, hi = 0.0, _LADDER_START
+    while True:
+        lam = min(hi, max_repair)
+        if screen(mixed(K, lam)):
+            hi = lam
+            break
+        if lam >= max_repair:
+            raise _unrepairable(what, max_repair)
+        lo, hi = lam, hi * _LADDER_FACTOR
+    for _ in range(_BISECTION_STEPS if lo > 0.0 else 0):
+        mid = 0.5 * (lo + hi)
+        if screen(mixed(K, mid)):
+            hi = mid
+        else:
+            lo = mid
+    while True:
+        found = certify(mixed(K, hi))
+        if found is not None:
+            return mixed(K, hi), hi, found
+        if hi >= max_repair:
+            raise _unrepairable(what, max_repair)
+        hi = min(_ESCALATION * hi, max_repair)
+
+
+def _unrepairable(what: str, max_repair: float) -> SolverError:
+    return SolverError(f"{what} even after mixing K with weight design_max_repair={max_repair:g} of the uniform "
+                       "constant operator; the LP solution cannot be repaired soundly")
+
+
+def operator(mat: np.ndarray, inputs: Sequence[Hashable], outputs: Sequence[Hashable]) -> MarkovOperator:
+    """A MarkovOperator from a repaired matrix (rows sum to 1 within a few ulps)."""
+    return MarkovOperator(mat, inputs=tuple(inputs), outputs=tuple(outputs))
+
+
+def _preview(labels: tuple, k: int = 4) -> str:
+    shown = ", ".join(repr(lab) for lab in labels[:k])
+    return f"({shown}{', ...' if len(labels) > k else ''})"

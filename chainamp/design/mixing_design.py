@@ -1,0 +1,144 @@
+r"""The least-loss n-state operator with a given mixing coefficient: the design for black-box inputs.
+
+Theorem 1 of Balle, Barthe, Gaboardi and Geumlek (2019) amplifies *any* (epsilon, delta)-DP input
+through K's Dobrushin coefficient (clause 1: ``delta' = gamma delta``) or Doeblin coefficient (clause
+3). For a black-box input the privacy a K buys is therefore set by its coefficient, and the cheapest K
+with coefficient at most gamma is a linear program:
+
+* Dobrushin (Definition 1(1); Dobrushin 1956): ``max_{x, x'} TV(K_x, K_x') <= gamma``, with auxiliary
+  ``t[p, y] >= K(x, y) - K(x', y)``, ``t >= 0``, ``sum_y t[p, y] <= gamma`` for each pair p = (x, x');
+* Doeblin (Definition 1(3)): ``1 - sum_y min_x K(x, y) <= gamma``, with auxiliary
+  ``0 <= m_y <= K(x, y)`` for every x and ``sum_y m_y >= 1 - gamma``.
+
+Closed form (0-1 loss, uniform prior, either coefficient): the optimum is
+``(n - 1)(1 - gamma) / n``, attained by ``gamma I + (1 - gamma) J / n``. Dobrushin: ``K(x, x) - K(x', x)
+<= TV(K_x, K_x') <= gamma``; averaging over ``x' != x`` and summing over x, the trace S satisfies
+``S <= n gamma + (n - S)/(n - 1)``, i.e. ``S <= 1 + (n - 1) gamma``, and the loss is ``1 - S/n``.
+Doeblin: with ``m_y = min_x K(x, y)`` and ``mu = sum_y m_y >= 1 - gamma``, ``K(x, x) <= 1 - (mu - m_x)``,
+so ``S <= n - (n - 1) mu <= 1 + (n - 1) gamma``. The operator ``gamma I + (1 - gamma) J / n`` has both
+coefficients equal to gamma and trace ``1 + (n - 1) gamma``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._numerics import DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_choice, check_int, check_probability, fmt_number
+from ..errors import InvalidParameterError, SolverError
+from ..mixing import dobrushin, doeblin
+from ..operators import MarkovOperator
+from . import duals
+from .common import check_labels, check_tolerances, check_loss, check_prior, operator, repair, stochastic
+from .result import DesignResult
+
+__all__ = ["optimal_mixing_operator"]
+
+COEFFICIENTS = ("dobrushin", "doeblin")
+
+
+def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrushin", loss: Any = None,
+                            prior: Any = None, labels: Any = None, solver: str | None = None,
+                            lp_feas_atol: float = LP_FEAS_ATOL,
+                            design_max_repair: float = DESIGN_MAX_REPAIR) -> DesignResult:
+    r"""The least-loss n x n Markov operator whose Dobrushin (or Doeblin) coefficient is at most gamma.
+
+    Minimises ``sum_x prior(x) sum_y K(x, y) loss(x, y)`` subject to the coefficient constraint (the
+    linear programs of the module docstring; Definition 1 of Balle et al. 2019), solved with cvxpy;
+    only an ``OPTIMAL`` status is trusted. The solver's K is clipped and renormalised and its
+    coefficient recomputed by chainamp (:func:`chainamp.dobrushin` / :func:`chainamp.doeblin`); if
+    rounding puts it above gamma, K is mixed toward uniform rows, ``(1 - lam) K + lam J / n``, which
+    scales both coefficients by ``1 - lam``, with the smallest lam (short search) chainamp certifies.
+
+    ``dual_bound`` is a certified lower bound on every feasible K's loss from the solver's multipliers
+    ``lambda >= 0`` of the coupling inequalities (row sums and the auxiliary sets kept hard):
+    Dobrushin ``sum_x min_y (C + B)[x, y] - gamma sum_p max_y lambda[p, y]`` with ``B[x] = sum_{p = (x, .)}
+    lambda[p] - sum_{p = (., x)} lambda[p]``; Doeblin ``sum_x min_y (C - lambda)[x, y] + (1 - gamma) min_y
+    sum_x lambda[x, y]``, with ``C = diag(prior) loss`` (derivations in :mod:`chainamp.design.duals`).
+
+    Parameters
+    ----------
+    n : int
+        Number of states, ``>= 2``.
+    gamma : float
+        Target coefficient in [0, 1].
+    coefficient : {"dobrushin", "doeblin"}
+    loss : array_like, optional
+        n x n, non-negative, finite; default the 0-1 loss ``[x != y]``.
+    prior : array_like, optional
+        A distribution over the n inputs; default uniform.
+    labels : sequence of labels, optional
+        The states (default ``range(n)``).
+    solver, lp_feas_atol, design_max_repair :
+        As for :func:`~chainamp.design.optimal_post_processing`.
+
+    Returns
+    -------
+    DesignResult
+        With ``report = None``, ``coefficient``, ``gamma`` and ``certified_gamma`` (chainamp's value for K).
+
+    Examples
+    --------
+    >>> r = optimal_mixing_operator(2, 0.5)   # optimum (1 - gamma) / 2 at any K with trace 1 + gamma
+    >>> round(float(r.K.matrix.trace()), 9), round(r.objective, 9)
+    (1.5, 0.25)
+    >>> r.certified_gamma <= 0.5 and r.dual_bound <= r.objective <= r.dual_bound + 1e-7
+    True
+    """
+    size = check_int(n, "n", minimum=2)
+    g = check_probability(gamma, "gamma")
+    coef = check_choice(coefficient, "coefficient", COEFFICIENTS)
+    feas_atol, max_repair = check_tolerances(lp_feas_atol, design_max_repair)
+    labs = tuple(range(size)) if labels is None else check_labels(labels, "labels")
+    if len(labs) != size:
+        raise InvalidParameterError(f"labels must have n = {size} entries (got {len(labs)})")
+    pi = check_prior(prior, size)
+    ell = check_loss(loss, labs, labs)
+    from .lp import check_solver, mixing_lp
+
+    solver_name = check_solver(solver)
+    C = pi[:, None] * ell
+    notes = []
+    out = None
+    if g == 0.0:  # both coefficients vanish only for equal rows v; the loss <v, prior @ loss> is linear in v
+        c = pi @ ell
+        K0 = np.zeros((size, size))
+        K0[:, int(np.argmin(c))] = 1.0
+        dual = duals.constant_bound(c)
+        notes.append("gamma = 0: only operators with equal rows qualify, so the best constant operator is optimal "
+                     "(closed form, no LP)")
+    else:
+        pairs = np.array([(i, j) for i in range(size) for j in range(i + 1, size)], dtype=int)
+        out = mixing_lp(C, g, coef, pairs, solver_name)
+        K0 = stochastic(out.K, feas_atol)
+        if coef == "dobrushin":
+            dual = duals.dobrushin_bound(C, pairs, out.lam, g)
+        else:
+            dual = duals.doeblin_bound(C, out.lam, g)
+    measure = dobrushin if coef == "dobrushin" else doeblin
+
+    def certify(K: np.ndarray):
+        value = measure(operator(K, labs, labs)).gamma
+        return value if value <= g else None
+
+    if g == 0.0:
+        K, lam, certified = K0, 0.0, measure(operator(K0, labs, labs)).gamma
+        if certified > 0.0:  # chainamp.doeblin rounds its column-minimum sum down even for identical rows
+            notes.append(f"K's rows are identical, so its {coef} coefficient is exactly 0 (chainamp.{coef} "
+                         f"reports {certified:.3g}: its sum is rounded toward the safe side)")
+            certified = 0.0
+    else:
+        K, lam, certified = repair(K0, certify, max_repair,
+                                   f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}")
+    objective = float(np.sum(C * K))
+    if lam > 0.0:
+        notes.append(f"the LP's K was mixed toward uniform rows with weight lam = {lam:.3g}, (1 - lam) K + "
+                     f"lam J / n, so that chainamp's {coef} coefficient is <= gamma (expected loss "
+                     f"+{fmt_number(objective - float(np.sum(C * K0)))})")
+    if not dual <= objective:
+        raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
+    Kop = MarkovOperator.identity(labs) if lam == 0.0 and np.array_equal(K, np.eye(size)) else operator(K, labs, labs)
+    return DesignResult(K=Kop, objective=objective, dual_bound=dual, report=None, notes=tuple(notes), kind="mixing",
+                        coefficient=coef, gamma=g, certified_gamma=float(certified), repair=lam,
+                        solver=None if out is None else out.solver, status=None if out is None else out.status)
