@@ -139,9 +139,11 @@ class Frontier:
         x = [r.epsilon for r in drawn]
         y = [r.mse for r in drawn]
         ax.plot(x, y, "o-", color="C0", label="M then K(parameter)")
-        for r in drawn:
-            ax.annotate(fmt_number(r.parameter, 3), (r.epsilon, r.mse), textcoords="offset points",
-                        xytext=(4, 4), fontsize=8)
+        step = max(1, math.ceil(len(drawn) / _MAX_LABELS))  # label at most ~8 points: the rest crowd
+        for i, r in enumerate(drawn):
+            if i % step == 0 or i == len(drawn) - 1:
+                ax.annotate(fmt_number(r.parameter, 3), (r.epsilon, r.mse), textcoords="offset points",
+                            xytext=(4, 4), fontsize=8)
         b = self.baseline
         if math.isfinite(b.mse) and math.isfinite(b.epsilon):
             ax.plot([b.epsilon], [b.mse], "*", color="C3", markersize=12, label="M alone")
@@ -150,6 +152,7 @@ class Frontier:
             ax.set_yscale("log")
         if x and min(x) > 0 and max(x) > 20 * min(x):
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(_NullFormatter())  # 2x10^0, 3x10^0, ... labels overlap
         skipped = len(self.rows) - len(drawn)
         if skipped:
             ax.text(0.02, 0.02, f"{skipped} row(s) with MSE = inf not drawn", transform=ax.transAxes, fontsize=8)
@@ -158,6 +161,15 @@ class Frontier:
         ax.set_title(f"privacy vs accuracy: {self.mechanism}", fontsize=10)
         ax.legend(fontsize=8)
         return ax.figure
+
+
+_MAX_LABELS = 8
+
+
+def _NullFormatter():
+    from matplotlib.ticker import NullFormatter
+
+    return NullFormatter()
 
 
 def _jsonable(v: float):

@@ -22,8 +22,8 @@ NOTEBOOKS = sorted(EXAMPLES.glob("*.ipynb"))
 CELL_TIMEOUT = 120  # seconds per cell
 
 
-def test_the_four_notebooks_are_there():
-    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "rappor_audit", "random_walk_graph", "ou_vs_gaussian"}
+def test_the_notebooks_are_there():
+    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "rappor_audit", "random_walk_graph", "ou_vs_gaussian", "design"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
