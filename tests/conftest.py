@@ -9,9 +9,20 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import strategies as st
+from hypothesis import settings, strategies as st
 
 from chainamp import MarkovOperator
+
+# ----------------------------------------------------------------------------- how many examples
+#: ``python -m pytest --hypothesis-profile=ci`` (CI, and before a release) multiplies the example counts of
+#: the heaviest property tests (those that take ``examples(n)``) by 10; the default run stays a few minutes.
+settings.register_profile("ci", max_examples=1000)
+
+
+def examples(n: int) -> int:
+    """Example count of a heavy property test: ``n`` in the default run, scaled by the loaded hypothesis
+    profile's ``max_examples`` relative to hypothesis's default of 100 (the ``ci`` profile: 10 n)."""
+    return max(1, n * settings.default.max_examples // 100)
 
 
 def random_stochastic(rng: np.random.Generator, n: int, m: int, zero_prob: float = 0.0) -> np.ndarray:
