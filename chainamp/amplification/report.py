@@ -1,21 +1,24 @@
 """The result of :func:`~chainamp.amplification.amplify`: :class:`AmplificationReport` and the
 :class:`Coefficients` of K it used, with the envelope queries over the report's bound sources and
-the text / HTML / JSON presentation.
+the text / HTML / JSON presentation (how it reads -- the headline, the comparison of each source
+with the input's own profile, values at rounding level -- is in :mod:`.reading`).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .._numerics import check_delta, check_epsilon, fmt_number, html_table, text_table
-from .bounds import Bound
+from .bounds import BOUND_SOURCES, Bound
 from ..errors import InvalidMechanismError
 from ..operators import EXACT, MarkovOperator, ProductError
 from .inputs import InputMechanism
+from . import reading
 from .sources import best_bound
 
 __all__ = ["AmplificationReport", "Coefficients"]
@@ -119,28 +122,100 @@ class AmplificationReport:
         return {s.name: self.source_epsilon(s.name) - self.exact.epsilon for s in self.sources
                 if s.name != "exact"}
 
+    # ------------------------------------------------------------- how it reads
+    @property
+    def headline(self) -> str:
+        """One plain sentence: what is certified, for which pipeline, from which theorem, and how far
+        it is from the exact value (finite M) or from the worst case over every M with the input's
+        guarantee (black box). Every presentation of the report starts with it."""
+        return reading.headline(self)
+
+    def curves(self, epsilons=None) -> tuple:
+        """Each source's certified ``delta'(eps')`` next to the input's own ``delta_M(eps')``.
+
+        On ``epsilons`` (default: a grid from 0 to a little past the input's pure-DP level, with the
+        table's eps' and the eps' where each curve reaches 0; computed once and kept). Each item has
+        ``name``, ``epsilons``, ``deltas``, ``input_deltas``, ``steps``, ``no_better`` (the eps' where
+        ``delta' > delta_M(eps')``, where M's own guarantee is the better certificate),
+        ``no_better_ranges`` and ``shown`` (the curve clipped to the input's profile, as plotted).
+        """
+        if epsilons is not None:
+            grid = np.unique(np.asarray(epsilons, dtype=float).ravel())
+            return tuple(reading.source_curve(self, s, grid) for s in self.sources)
+        cached = self.__dict__.get("_curves")
+        if cached is None:
+            grid = self.epsilon_grid()
+            cached = tuple(reading.source_curve(self, s, grid) for s in self.sources)
+            object.__setattr__(self, "_curves", cached)
+        return cached
+
+    def epsilon_grid(self) -> np.ndarray:
+        """The default eps' grid of :meth:`curves` and of the plot (computed once and kept)."""
+        grid = self.__dict__.get("_grid")
+        if grid is None:
+            grid = reading.default_grid(self)
+            grid.setflags(write=False)
+            object.__setattr__(self, "_grid", grid)
+        return grid
+
+    def no_better_than_input(self, epsilons=None) -> dict[str, tuple]:
+        """Per source, the eps' ranges ``((lo, hi), ...)`` (grid points of :meth:`curves`) where the
+        source's delta' exceeds M's own ``delta_M(eps')``: post-processing never hurts, so there the
+        input's guarantee is the better certificate (presentation only; ``delta_at`` and ``best``
+        already take the minimum over every source)."""
+        return {c.name: c.no_better_ranges for c in self.curves(epsilons)}
+
     # ------------------------------------------------------------- presentation
-    def _rows(self):
+    def _rows(self, aligned: bool = True):
+        level = reading.zero_level(self.target_delta)
         rows = []
         for b in self.bounds:
             gap = None
             if self.exact is not None and b.delta <= self.target_delta and b.source != "exact":
                 gap = b.epsilon - self.exact.epsilon
             gamma = None if b.source == "ldp" else b.gamma  # the LDP bound uses K's curve, not one gamma
-            row = [b.source, b.epsilon, b.delta, gamma, b.input_epsilon, b.input_delta]
+            row = [b.source, b.epsilon, reading.fmt_delta(b.delta, level), gamma, b.input_epsilon,
+                   reading.fmt_delta(b.input_delta, level)]
             if self.exact is not None:
-                row.append(gap)
-            rows.append(row + ["*" if b == self.best else ""])
-        return rows
+                row.append(reading.fmt_gap(gap, self.exact.epsilon))
+            note = reading.NO_BETTER if b.source != "exact" and reading.row_no_better(self, b) else ""
+            rows.append(row + ["*" if b == self.best else "", note])
+        listed = {b.source for b in self.bounds}
+        for src in self.sources:  # a source that does not apply is listed too, with the reason below the table
+            if src.name not in listed:
+                rows.append([src.name] + [None] * (len(self._header) - 3) + ["", reading.ABSENT])
+        order = {name: i for i, name in enumerate(BOUND_SOURCES)}
+        rows.sort(key=lambda r: order.get(r[0], len(order)))  # stable: the bounds keep their order
+        header, rows = _aligned(rows, self._header, numeric=range(1, len(self._header) - 2))
+        return (header, rows) if aligned else rows
+
+    def _absent(self) -> list[str]:
+        listed = {b.source for b in self.bounds}
+        return [f"{s.name} does not apply: {reading.absent_reason(self, s)}." for s in self.sources
+                if s.name not in listed]
 
     @property
     def _header(self) -> list[str]:
         head = ["source", "epsilon'", "delta'", "gamma", "from eps", "from delta"]
-        return head + (["vs exact"] if self.exact is not None else []) + ["best"]
+        return head + (["vs exact"] if self.exact is not None else []) + ["best", "note"]
+
+    def _keys(self, rows) -> list[str]:
+        """What the table's less obvious entries mean (only those that appear), and the sources that
+        do not apply with the reason."""
+        keys = self._absent()
+        keys += [reading.VS_EXACT_KEY] if self.exact is not None else []
+        if any(r[-1].strip() == reading.NO_BETTER for r in rows):
+            keys.append(reading.NO_BETTER_KEY)
+        if any("\u2248 0" in str(r[i]) for r in rows for i in (2, 5)):  # delta' and from delta
+            keys.append(f"\u2248 0: a value at rounding level (at most "
+                        f"{fmt_number(reading.zero_level(self.target_delta))}), printed as zero.")
+        return keys
 
     def __str__(self) -> str:
         c = self.coefficients
         head = [
+            self.headline,
+            "",
             f"K o M with M = {self.mechanism.description}",
             f"K: {self.operator.shape[0]}x{self.operator.shape[1]} operator "
             f"({c.inputs_used} inputs reachable by M)",
@@ -148,8 +223,10 @@ class AmplificationReport:
             f"ultra-mixing {fmt_number(c.ultra_mixing_gamma)}, K is {fmt_number(c.ldp_epsilon)}-LDP",
             "",
         ]
-        table = text_table(self._header, self._rows(), title=f"certified bounds (target delta' <= "
-                                                             f"{fmt_number(self.target_delta)})")
+        header, rows = self._rows()
+        table = text_table(header, rows, title=f"certified bounds (target delta' <= "
+                                                     f"{fmt_number(self.target_delta)})")
+        table += "".join("\n" + textwrap.fill(k, 110, subsequent_indent="    ") for k in self._keys(rows))
         tail = [f"best: ({fmt_number(self.best.epsilon)}, {fmt_number(self.best.delta)})-DP from "
                 f"{self.best.source} [{self.best.reference}]"]
         tail += [f"note: {n}" for n in self.notes]
@@ -159,19 +236,35 @@ class AmplificationReport:
         c = self.coefficients
         import html
 
-        lines = [f"<p><b>K o M</b> with M = {html.escape(self.mechanism.description)}; K "
+        rows = self._rows(aligned=False)
+        lines = [f'<p class="headline"><b>{html.escape(self.headline)}</b></p>',
+                 f"<p><b>K o M</b> with M = {html.escape(self.mechanism.description)}; K "
                  f"{self.operator.shape[0]}&times;{self.operator.shape[1]}. Dobrushin "
                  f"{fmt_number(c.dobrushin_gamma)}, Doeblin {fmt_number(c.doeblin_gamma)}, ultra-mixing "
                  f"{fmt_number(c.ultra_mixing_gamma)}.</p>",
-                 html_table(self._header, self._rows()),
+                 html_table(self._header, rows),
+                 *(f"<p><small>{html.escape(k)}</small></p>" for k in self._keys(rows)),
                  f"<p><b>best</b>: ({fmt_number(self.best.epsilon)}, {fmt_number(self.best.delta)})-DP "
                  f"from {html.escape(self.best.source)}</p>"]
         lines += [f"<p><i>note:</i> {html.escape(n)}</p>" for n in self.notes]
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        """JSON-safe summary (infinities as ``"inf"``)."""
+        """JSON-safe summary (infinities as ``"inf"``).
+
+        ``sources`` has one entry per bound source: its reference, whether it has a row at the target
+        delta' (``applies``, else the ``reason``) and ``no_better_than_input``, the eps' ranges where
+        its delta' exceeds M's own ``delta_M(eps')`` (see :meth:`no_better_than_input`)."""
+        listed = {b.source for b in self.bounds}
+        ranges = self.no_better_than_input()
+        sources = []
+        for src in self.sources:
+            applies = src.name in listed
+            sources.append({"name": src.name, "reference": Bound(0.0, 0.0, src.name).reference,
+                            "applies": applies, "reason": None if applies else reading.absent_reason(self, src),
+                            "no_better_than_input": [list(r) for r in ranges.get(src.name, ())]})
         return {
+            "headline": self.headline,
             "mechanism": {"kind": self.mechanism.kind, "description": self.mechanism.description},
             "operator_shape": list(self.operator.shape),
             "target_delta": self.target_delta,
@@ -181,6 +274,7 @@ class AmplificationReport:
             "exact": None if self.exact is None else self.exact.to_dict(),
             "gaps": {k: _jsonable(v) for k, v in self.gaps().items()},
             "notes": list(self.notes),
+            "sources": sources,
         }
 
     def plot(self, **kwargs):
@@ -188,6 +282,20 @@ class AmplificationReport:
         from ..audit import plot_report
 
         return plot_report(self, **kwargs)
+
+
+def _aligned(rows, header, numeric) -> list:
+    """Rows with the ``numeric`` columns pre-formatted and right-aligned (so that a cell such as
+    "\u2248 0" does not turn a number column into a left-aligned text column)."""
+    cols = set(numeric)
+    cells = [[fmt_number(c) if i in cols else c for i, c in enumerate(r)] for r in rows]
+    head = list(header)
+    for i in cols:
+        width = max([len(header[i])] + [len(r[i]) for r in cells])
+        head[i] = head[i].rjust(width)
+        for r in cells:
+            r[i] = r[i].rjust(width)
+    return head, cells
 
 
 def _jsonable(v):

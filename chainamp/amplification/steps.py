@@ -34,6 +34,7 @@ from ..mixing import dobrushin, doeblin, ultra_mixing
 from ..operators import MarkovOperator, multiply, operator_error
 from .amplifier import amplify_operator
 from .inputs import Adjust, as_input_mechanism
+from .reading import _cite
 
 __all__ = ["amplify_steps", "StepsReport", "StepResult"]
 
@@ -72,6 +73,27 @@ class StepsReport:
     def epsilons(self) -> np.ndarray:
         return np.array([s.epsilon for s in self.steps])
 
+    @property
+    def headline(self) -> str:
+        """One plain sentence: what is certified after the last step, from which bound, and how
+        it relates to the exact (finite M) or worst-case (black-box) value; the text starts with it."""
+        last, d = self.steps[-1], fmt_number(self.delta)
+        if not math.isfinite(last.epsilon):
+            return (f"Nothing is certified at delta' <= {d} after {last.t} post-processing steps of M = "
+                    f"{self.mechanism}; M's own guarantee still holds (post-processing never hurts).")
+        head = (f"Certified: M = {self.mechanism} followed by {last.t} post-processing steps is "
+                f"({fmt_number(last.epsilon)}, {fmt_number(last.delta)})-DP, from "
+                f"{_cite(Bound(0.0, 0.0, last.source).reference)}")
+        composed = [s.t for s in self.steps if not s.exact_coefficients]
+        if composed:
+            return head + (f"; from step {composed[0]} on the coefficients are composed (upper bounds of the "
+                           "exact ones), so eps'(t) there may be above the exact and worst-case values.")
+        if last.source == "exact":
+            return head + "; this is the exact value of the pipeline."
+        if last.source == "tight":
+            return head + "; this is the tight black-box value for that guarantee (Theorem 1(2) along its profile)."
+        return head + "; every step uses the exact coefficients of the formed product."
+
     def _rows(self):
         return [[s.t, s.epsilon, s.delta, s.source, s.dobrushin, s.doeblin, s.ultra_mixing,
                  "exact" if s.exact_coefficients else "composed"] for s in self.steps]
@@ -79,17 +101,20 @@ class StepsReport:
     _HEADER = ["t", "epsilon'", "delta'", "source", "Dobrushin", "Doeblin", "ultra", "coefficients"]
 
     def __str__(self) -> str:
-        return text_table(self._HEADER, self._rows(),
-                          title=f"K o M over steps, M = {self.mechanism}, delta' <= {fmt_number(self.delta)}")
+        return self.headline + "\n\n" + text_table(
+            self._HEADER, self._rows(), title=f"K o M over steps, M = {self.mechanism}, delta' <= "
+                                              f"{fmt_number(self.delta)}")
 
     def _repr_html_(self) -> str:
-        return html_table(self._HEADER, self._rows(),
+        import html
+
+        return f'<p class="headline"><b>{html.escape(self.headline)}</b></p>' + html_table(self._HEADER, self._rows(),
                           title=f"K o M over steps, M = {self.mechanism}, delta' <= {fmt_number(self.delta)}")
 
     def to_dict(self) -> dict:
         def j(v):
             return ("inf" if v > 0 else "-inf") if isinstance(v, float) and math.isinf(v) else v
-        return {"mechanism": self.mechanism, "delta": self.delta,
+        return {"headline": self.headline, "mechanism": self.mechanism, "delta": self.delta,
                 "steps": [{k: j(getattr(s, k)) for k in StepResult.__dataclass_fields__} for s in self.steps]}
 
     def plot(self, **kwargs):

@@ -4,7 +4,8 @@ plots and the ``chainamp`` command line.
 * :mod:`.pipeline`: the ``chainamp-pipeline/1`` schema; :mod:`.catalogue`: the catalogue of mechanisms,
   profiles, steps and graphs a file may name; :mod:`.fields`: field readers and matrix files.
 * :mod:`.io`: loading files and :func:`audit` with its verdicts (public as :mod:`chainamp.io`).
-* :mod:`.report` and :mod:`.plot`: standalone HTML/Markdown reports and matplotlib figures.
+* :mod:`.report` and :mod:`.plot` (with :mod:`.plot_profiles` and :mod:`.figures`): standalone
+  HTML/Markdown reports and matplotlib figures.
 * :mod:`.cli`: the command line (``chainamp audit|coefficients|amplify|demo``).
 
 The top layer: nothing below imports from here (a report's ``.plot()`` imports

@@ -53,8 +53,10 @@ def load_operator(path: str | Path, *, inputs: Any = None, outputs: Any = None,
         ``allow_pickle=False``, so no code can run).
     inputs, outputs : sequence of labels, optional
     row_sum_atol : float
-        Accepted deviation of a row sum from 1 (default ``ROW_SUM_ATOL``); the rows
-        are used as written.
+        Accepted deviation of a row sum from 1 (default ``ROW_SUM_ATOL``). The numbers
+        are stored as written, and an accepted row stands for the row divided by its
+        sum: every certificate chainamp computes from it (``amplify``, ``audit``,
+        ``normalised=True`` coefficients) holds for that row-normalised operator.
 
     Raises
     ------
@@ -122,6 +124,12 @@ class AuditResult:
         return out
 
     @property
+    def headline(self) -> str:
+        """The report's one plain sentence (what is certified, for which pipeline, from which theorem,
+        how far from the exact or worst-case value); the audit's text, HTML and reports start with it."""
+        return self.report.headline
+
+    @property
     def ok(self) -> bool:
         """True when every claim is certified (vacuously true without claims)."""
         return all(v.holds for v in self.verdicts)
@@ -154,7 +162,11 @@ class AuditResult:
         return head + _step_lines(p.step_names)
 
     def __str__(self) -> str:
-        parts = ["\n".join(self._head()), str(self.report)]
+        report = str(self.report)
+        if report.startswith(self.headline):  # the sentence goes first, once
+            report = report[len(self.headline):].lstrip("\n")
+        lead = self.headline + (f"\nclaims: {self._summary()}" if self.verdicts else "")
+        parts = [lead, "\n".join(self._head()), report]
         if self.steps is not None:
             parts.append(str(self.steps))
         if self.verdicts:
@@ -174,9 +186,14 @@ class AuditResult:
         from .._numerics import html_table
 
         head = self._head()
-        out = f"<p><b>{html.escape(head[0])}</b></p>"
+        out = f'<p class="headline"><b>{html.escape(self.headline)}</b></p>'
+        if self.verdicts:
+            out += f"<p>claims: {html.escape(self._summary())}</p>"
+        out += f"<p><b>{html.escape(head[0])}</b></p>"
         out += "".join(f"<p>{html.escape(line)}</p>" for line in head[1:])
-        out += self.report._repr_html_()
+        report = self.report._repr_html_()
+        first = f'<p class="headline"><b>{html.escape(self.headline)}</b></p>'
+        out += report[len(first):].lstrip("\n") if report.startswith(first) else report
         if self.verdicts:
             out += html_table(self._claim_header(), self._claim_rows(), title="claims")
             out += f"<p><b>{html.escape(self._summary())}</b></p>"
@@ -185,7 +202,7 @@ class AuditResult:
     def to_dict(self) -> dict:
         """JSON-safe summary (infinities as ``"inf"``)."""
         p = self.pipeline
-        return {"format": FORMAT, "name": p.name, "description": p.description, "provenance": p.provenance,
+        return {"format": FORMAT, "headline": self.headline, "name": p.name, "description": p.description, "provenance": p.provenance,
                 "source": None if p.source is None else str(p.source),
                 "mechanism": p.mechanism_description, "steps": list(p.step_names),
                 "report": self.report.to_dict(), "per_step": None if self.steps is None else self.steps.to_dict(),

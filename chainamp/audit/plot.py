@@ -19,11 +19,10 @@ with ``fig.savefig(path)``, or pass ``ax=`` to draw on an Axes of your own (the
 Axes is returned then, e.g. from ``plt.subplots()`` before ``plt.show()``). No
 function calls ``plt.show()``.
 
-The curves drawn are the ones the report certifies: each source's ``delta'``
-at a grid of ``eps'`` values (a step source -- a finite set of certified pairs --
-is drawn as steps through the exact corners). A ``delta' = 0`` cannot be drawn
-on a log axis; where a curve reaches 0 a downward triangle on the bottom edge
-marks the first grid point with ``delta' = 0``.
+:func:`plot_report` lives in :mod:`.plot_profiles` (what it draws: each source's
+certified ``delta'`` on a grid of ``eps'``, clipped to and faded along the input's own
+profile where it is no better than M, values at rounding level drawn as 0, coinciding
+curves dashed); the shared matplotlib plumbing in :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -32,14 +31,14 @@ import math
 
 import numpy as np
 
-from .._numerics import check_choice, check_epsilon, fmt_number
-from ..errors import InvalidOperatorError, InvalidParameterError
+from .._numerics import check_choice, fmt_number
+from ..errors import InvalidOperatorError
 from ..operators import MarkovOperator
+from .figures import _axes, _finish, _legend, _pyplot  # noqa: F401 (_legend, _pyplot: used by tests and callers)
+from .plot_profiles import REPORT_GRID_POINTS, PLOT_KEY, _coincides, plot_report  # noqa: F401
 
 __all__ = ["plot_report", "plot_steps", "plot_operator", "plot_graph"]
 
-#: Number of eps' grid points :func:`plot_report` evaluates by default.
-REPORT_GRID_POINTS = 81
 #: Operators with at most this many rows and columns get tick labels in :func:`plot_operator`.
 LABEL_LIMIT = 25
 #: ... and the value written in each cell when they have at most this many entries.
@@ -50,212 +49,6 @@ DENSE_LIMIT = 1_000_000
 GRAPH_LABEL_LIMIT = 60
 
 _LAYOUTS = ("spring", "kamada_kawai", "circular", "shell", "spectral")
-_EXACT_STYLE = {"color": "black", "lw": 3.0}
-_INPUT_STYLE = {"color": "0.45", "lw": 1.8, "ls": "--"}
-
-
-def _pyplot():
-    """Import matplotlib's pyplot lazily, with a clear message naming the ``plot`` extra."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError(
-            "chainamp plotting needs matplotlib, which is not installed: "
-            "pip install 'chainamp[plot]' (or pip install matplotlib)") from exc
-    return plt
-
-
-def _axes(ax, figsize):
-    """``(fig_or_None, ax)``: a new Figure with one Axes, or the caller's Axes.
-
-    The figure is made by pyplot (which sets up the notebook display of figures)
-    and closed at once: pyplot forgets it, so figures do not accumulate and a
-    notebook shows the returned figure exactly once, as the cell's value.
-    """
-    plt = _pyplot()
-    if ax is not None:
-        return None, ax
-    fig = plt.figure(figsize=figsize, layout="constrained")
-    plt.close(fig)
-    return fig, fig.add_subplot()
-
-
-def _finish(fig, ax):
-    return ax if fig is None else fig
-
-
-# --------------------------------------------------------------------------- report
-def _report_grid(report, epsilons) -> np.ndarray:
-    if epsilons is not None:
-        try:
-            grid = np.asarray(epsilons, dtype=float).ravel()
-        except (TypeError, ValueError):
-            raise TypeError(f"epsilons must be an array of real numbers, got {epsilons!r}") from None
-        if grid.size == 0:
-            raise InvalidParameterError("epsilons must hold at least one value (got an empty array)")
-        for e in grid:
-            check_epsilon(float(e), "epsilons", allow_inf=False)
-        return np.unique(grid)
-    prof = report.mechanism.profile
-    top = prof.pure_epsilon
-    if not math.isfinite(top):
-        top = prof.epsilon(max(min(report.target_delta, 1e-3) * 1e-3, 1e-12))
-    if not math.isfinite(top) or top <= 0:
-        top = max(report.best.epsilon, 1.0) if math.isfinite(report.best.epsilon) else 1.0
-    grid = np.linspace(0.0, 1.1 * top, REPORT_GRID_POINTS)
-    # the table's points, so that each curve passes through the numbers the report prints
-    extra = [b.epsilon for b in (*report.bounds, report.best) if math.isfinite(b.epsilon) and b.epsilon <= grid[-1]]
-    return np.unique(np.concatenate([grid, extra]))
-
-
-def _source_curve(source, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """``(eps, delta, steps)`` for one source; a finite pair source adds its corners to the grid."""
-    pairs = getattr(source, "bounds", None)
-    is_steps = pairs is not None
-    eps = grid
-    if is_steps:
-        corners = [b.epsilon for b in pairs if math.isfinite(b.epsilon) and grid[0] <= b.epsilon <= grid[-1]]
-        eps = np.unique(np.concatenate([grid, corners]))
-    delta = np.empty(eps.size)
-    for i, e in enumerate(eps):
-        b = source.bound_at_epsilon(float(e))
-        delta[i] = math.nan if b is None else min(b.delta, 1.0)
-    return eps, delta, is_steps
-
-
-def _zero_epsilon(source) -> float | None:
-    """The eps' at which the source certifies delta' = 0, when it has one (else None).
-
-    Added to the default grid, so that the legend's "0 from eps' = ..." and the
-    marker give that value rather than the next grid point.
-    """
-    b = source.bound_at_delta(0.0)
-    return None if b is None or b.delta != 0 else b.epsilon
-
-
-def _with_zeros(grid: np.ndarray, points) -> np.ndarray:
-    extra = [e for e in points if e is not None and math.isfinite(e) and grid[0] <= e <= grid[-1]]
-    return np.unique(np.concatenate([grid, extra])) if extra else grid
-
-
-def _draw_profile(ax, eps, delta, label, steps=False, **style):
-    """A delta(eps) curve on a log axis: zeros are masked and marked on the bottom edge."""
-    shown = np.where(delta > 0, delta, np.nan)
-    zero = np.flatnonzero(delta == 0)
-    if zero.size:
-        label = f"{label} (0 from eps' = {fmt_number(eps[zero[0]], 3)})"
-    (line,) = ax.plot(eps, shown, label=label, drawstyle="steps-post" if steps else "default", **style)
-    if zero.size:
-        ax.plot([eps[zero[0]]], [0.0], marker="v", ms=8, color=line.get_color(), clip_on=False,
-                transform=ax.get_xaxis_transform(), ls="none", gid="zero-marker")
-    return line
-
-
-def plot_report(report, ax=None, epsilons=None):
-    """Privacy profiles ``delta'(eps')`` of the input, every bound source and the exact pipeline.
-
-    Parameters
-    ----------
-    report : AmplificationReport
-        From :func:`chainamp.amplify`.
-    ax : matplotlib Axes, optional
-        Draw here instead of on a new figure.
-    epsilons : array_like, optional
-        The ``eps'`` grid (default: :data:`REPORT_GRID_POINTS` points from 0 to a
-        little past the input's pure-DP level, or past ``eps_M(delta)`` for a tiny
-        delta when the input has none).
-
-    Returns
-    -------
-    matplotlib.figure.Figure, or the given Axes
-
-    Notes
-    -----
-    One line per source (label = source name, as in the report's table), the
-    input profile dashed grey, the exact profile of a finite pipeline solid
-    black (drawn under the others), the target ``delta'`` as a dotted horizontal
-    line and the report's best bound as a star (on the bottom edge when its
-    delta' is 0). A bound whose curve coincides (within relative 1e-3) with the
-    exact profile or with a bound listed before it says so in the legend:
-    ``tight (= exact)``. The delta axis is logarithmic. On a new figure the
-    legend sits below the axes; on a given ``ax``, inside it.
-
-    Examples
-    --------
-    >>> from chainamp import DP, MarkovOperator, amplify
-    >>> r = amplify(DP(1.0, 1e-3), MarkovOperator([[0.75, 0.25], [0.25, 0.75]]))
-    >>> fig = plot_report(r)            # the same as r.plot()
-    >>> fig.axes[0].get_yscale(), len(fig.axes[0].get_legend().get_texts()) >= 7
-    ('log', True)
-    """
-    from ..amplification import AmplificationReport
-
-    if not isinstance(report, AmplificationReport):
-        hint = "; use plot_steps for a StepsReport" if type(report).__name__ == "StepsReport" else ""
-        raise TypeError(f"report must be an AmplificationReport (from chainamp.amplify), "
-                        f"got {type(report).__name__}{hint}")
-    grid = _report_grid(report, epsilons)
-    fig, ax = _axes(ax, (8.0, 6.0))
-    prof = report.mechanism.profile
-    if epsilons is None:  # where each curve reaches delta' = 0, so that the legend and markers give those eps'
-        grid = _with_zeros(grid, [prof.pure_epsilon] + [_zero_epsilon(src) for src in report.sources])
-    _draw_profile(ax, grid, np.minimum(np.asarray(prof.delta(grid), dtype=float), 1.0),
-                  f"input M: {report.mechanism.description}", **_INPUT_STYLE)
-    curves = [(src.name, *_source_curve(src, grid)) for src in report.sources]
-    # a bound equal to the exact profile says "= exact"; else one equal to a bound drawn before it names that one
-    exact = [c for c in curves if c[0] == "exact"]
-    for i, (name, eps, delta, steps) in enumerate(curves):
-        same = None if name == "exact" else _coincides(eps, delta, exact + curves[:i])
-        label = "exact (M then K)" if name == "exact" else name if same is None else f"{name} (= {same})"
-        if name == "exact":
-            # under the other curves, so that a bound equal to the exact profile stays visible on top of it
-            _draw_profile(ax, eps, delta, label, steps, zorder=1.9, **_EXACT_STYLE)
-        else:
-            _draw_profile(ax, eps, delta, label, steps, lw=1.4)
-    if report.target_delta > 0:
-        ax.axhline(report.target_delta, color="0.6", ls=":", lw=1,
-                   label=f"target delta' = {fmt_number(report.target_delta)}")
-    best = report.best
-    if math.isfinite(best.epsilon):
-        # delta' = 0 has no place on a log axis: the star then sits on the bottom edge
-        where = {} if best.delta > 0 else {"transform": ax.get_xaxis_transform(), "clip_on": False}
-        ax.plot([best.epsilon], [best.delta], marker="*", ms=13, color="crimson", ls="none", zorder=4,
-                label=f"best: eps' = {fmt_number(best.epsilon, 4)}, delta' = {fmt_number(best.delta, 3)} "
-                      f"({best.source})", **where)
-    ax.set_yscale("log")
-    ax.set_xlabel("epsilon'")
-    ax.set_ylabel("delta'(epsilon')")
-    ax.set_title("Privacy profiles of M and of K o M")
-    ax.grid(True, which="major", alpha=0.3)
-    _legend(fig, ax)
-    return _finish(fig, ax)
-
-
-def _coincides(eps: np.ndarray, delta: np.ndarray, drawn) -> str | None:
-    """The name of an already drawn curve this one hides (or is hidden by), else None.
-
-    Compared at the eps' both curves were evaluated at. Relative 1e-3 on delta:
-    closer curves are indistinguishable on a log axis of a few inches, so the
-    legend says the curve is there, under another.
-    """
-    for name, e2, d2, _ in drawn:
-        common, i, j = np.intersect1d(eps, e2, assume_unique=True, return_indices=True)
-        if common.size < 2:
-            continue
-        a, b = delta[i], d2[j]  # on the eps' both were evaluated at (each adds its own corners to the grid)
-        if np.array_equal(np.isnan(a), np.isnan(b)):
-            ok = ~np.isnan(a)
-            if np.allclose(a[ok], b[ok], rtol=1e-3, atol=0.0):  # atol 0: zeros must match exactly
-                return name
-    return None
-
-
-def _legend(fig, ax) -> None:
-    """On a new figure the legend goes below the axes, where it hides no curve; on the caller's Axes, inside."""
-    if fig is None:
-        ax.legend(fontsize=8, loc="best", framealpha=0.85)
-    else:
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2, framealpha=0.85)
 
 
 # --------------------------------------------------------------------------- steps

@@ -20,8 +20,14 @@ Formats, chosen by the file's suffix:
     relatively, and the JSON appendix in a fenced block. Image files keep the
     Markdown readable on any viewer that refuses data URIs (GitHub does).
 
+Every report starts, under its title, with the result's one plain sentence (its
+``headline``: what is certified, for which pipeline, from which theorem, and how far
+from the exact or worst-case value); each profile plot has a caption saying what its
+marks mean (:data:`chainamp.audit.plot_profiles.PLOT_KEY`).
+
 When matplotlib is not installed the report is still written, without plots,
-and says so. The output is deterministic (no timestamps).
+says so, and :func:`write_report` warns (a ``UserWarning``; the command line prints
+it on stderr). The output is deterministic (no timestamps).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import io
 import json
 import math
 import pathlib
+import warnings
 from typing import Any
 
 import numpy as np
@@ -129,6 +136,22 @@ def _figures(sections) -> tuple[list[list[bytes]], str | None]:
     return pngs, None
 
 
+def _caption(obj) -> str | None:
+    """What the marks of the object's plot mean (profile plots only)."""
+    from ..amplification import AmplificationReport
+
+    if isinstance(obj, AmplificationReport):
+        from .plot_profiles import PLOT_KEY
+
+        return PLOT_KEY
+    return None
+
+
+def _headline(result) -> str | None:
+    lead = getattr(result, "headline", None)
+    return lead if isinstance(lead, str) and lead else None
+
+
 def write_report(result: Any, path: str | pathlib.Path, *, title: str | None = None) -> pathlib.Path:
     """Write ``result`` as a standalone HTML or Markdown report with its plots.
 
@@ -176,6 +199,8 @@ def write_report(result: Any, path: str | pathlib.Path, *, title: str | None = N
     heading = title if title is not None else _default_title(result)
     sections = _sections(result)
     pngs, note = _figures(sections)
+    if note:
+        warnings.warn(f"{out}: {note}", UserWarning, stacklevel=2)
     data = _json_safe(result.to_dict()) if callable(getattr(result, "to_dict", None)) else None
     if kind == ".md":
         text = _markdown(heading, sections, pngs, note, data, out)
@@ -189,8 +214,6 @@ def _html(heading, sections, pngs, note, data) -> str:
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{html.escape(heading)}</title><style>{_CSS}</style></head><body>",
              f"<h1>{html.escape(heading)}</h1>"]
-    if note:
-        parts.append(f"<p><i>{html.escape(note)}</i></p>")
     top, top_text = "", str(sections[0][1])
     for (name, obj), figs in zip(sections, pngs):
         if name:
@@ -200,12 +223,19 @@ def _html(heading, sections, pngs, note, data) -> str:
         if not name:
             top = body
         # a held report's table already in the result's own is not repeated, nor a plain text already in its text
-        if not name or (body not in top and (callable(rich) or str(obj) not in top_text)):
+        if not name and not callable(rich) and _headline(obj):  # the plain sentence first, as a paragraph
+            parts.append(f'<p class="headline"><b>{html.escape(_headline(obj))}</b></p>')
+        core = body.split("</p>", 1)[-1].lstrip("\n") if body.startswith('<p class="headline">') else body
+        if not name or (core not in top and (callable(rich) or str(obj) not in top_text)):
             parts.append(body)
+        if not name and note:  # after the result's own sentence, which every report starts with
+            parts.append(f"<p><i>{html.escape(note)}</i></p>")
         for k, png in enumerate(figs, start=1):
             b64 = base64.b64encode(png).decode("ascii")
             parts.append(f'<p><img alt="{html.escape(name or "result")} plot {k}" '
                          f'src="data:image/png;base64,{b64}"></p>')
+            if _caption(obj):
+                parts.append(f"<p><small>{html.escape(_caption(obj))}</small></p>")
     if data is not None:
         dumped = json.dumps(data, indent=2, sort_keys=False)
         parts.append(f"<details><summary>JSON data</summary><pre>{html.escape(dumped)}</pre></details>")
@@ -222,6 +252,9 @@ def _fence(text: str, lang: str = "text") -> str:
 
 def _markdown(heading, sections, pngs, note, data, out: pathlib.Path) -> str:
     parts = [f"# {heading}", ""]
+    lead = _headline(sections[0][1])
+    if lead:  # the plain sentence as a paragraph, not inside the fenced text
+        parts += [lead, ""]
     if note:
         parts += [f"*{note}*", ""]
     count = 0
@@ -231,12 +264,17 @@ def _markdown(heading, sections, pngs, note, data, out: pathlib.Path) -> str:
             parts += [f"## {name}", ""]
         text = str(obj)
         if not name or text not in top:  # a held report's text already in the result's own is not repeated
-            parts += [_fence(text), ""]
+            body = text
+            if not name and lead and body.startswith(lead):
+                body = body[len(lead):].lstrip("\n")
+            parts += [_fence(body), ""]
         for png in figs:
             count += 1
             img = out.with_name(f"{out.stem}-plot-{count}.png")
             img.write_bytes(png)
             parts += [f"![{name or 'result'} plot]({img.name})", ""]
+            if _caption(obj):
+                parts += [f"*{_caption(obj)}*", ""]
     if data is not None:
         parts += ["## JSON data", "", _fence(json.dumps(data, indent=2), "json"), ""]
     return "\n".join(parts)

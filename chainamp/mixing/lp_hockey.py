@@ -15,7 +15,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .lp_solver import LPSolution, _check_solver_atol, _dense, _down, _solution, _solve, _values
+from .lp_solver import LPSolution, _check_solver_atol, _check_verbose, _dense, _down, _solution, _solve, _values
 from .._numerics import LP_ATOL, ROW_SUM_ATOL, UNIT_ROUNDOFF, check_distribution, check_epsilon, check_int, round_up
 from ..errors import InvalidParameterError
 
@@ -61,8 +61,9 @@ def _hockey_coefficients(p: np.ndarray, q: np.ndarray, eps: float) -> tuple[np.n
 class _HockeyStickLP:
     """One compiled ``max <a, f> s.t. 0 <= f <= 1`` with ``a`` a cvxpy Parameter (DPP), reused per pair."""
 
-    def __init__(self, m: int, solver: str) -> None:
+    def __init__(self, m: int, solver: str, verbose: bool = False) -> None:
         self.solver = solver
+        self.verbose = verbose
         self.coef = cp.Parameter(m)
         self.f = cp.Variable(m)
         self.top = self.f <= 1
@@ -72,7 +73,7 @@ class _HockeyStickLP:
         m = p.size
         coef, a_hi, a_lo = _hockey_coefficients(p, q, eps)
         self.coef.value = coef
-        _solve(self.problem, self.solver)
+        _solve(self.problem, self.solver, self.verbose)
         f_raw = _values(self.f.value, (m,), "f")
         u_raw = _values(self.top.dual_value, (m,), "u")
         scale = float(p[a_hi > 0.0].sum())  # |a_y| <= p_y wherever a_y can be positive
@@ -87,7 +88,7 @@ class _HockeyStickLP:
 
 
 def hockey_stick_lp(p: Any, q: Any, epsilon: float, *, solver: str | None = None,
-                    lp_atol: float = LP_ATOL) -> LPSolution:
+                    lp_atol: float = LP_ATOL, verbose: bool = False) -> LPSolution:
     r"""The hockey-stick LP over test functions: ``D_{e^eps}(p || q)`` with certificates.
 
     .. math::
@@ -132,6 +133,8 @@ def hockey_stick_lp(p: Any, q: Any, epsilon: float, *, solver: str | None = None
         cvxpy solver (default ``DEFAULT_LP_SOLVER``); case-insensitive.
     lp_atol : float, optional
         Largest accepted width of the certified bracket (default ``LP_ATOL``).
+    verbose : bool, optional
+        Show the solver's log (default False: nothing is printed, the HiGHS banner included).
 
     Returns
     -------
@@ -161,7 +164,7 @@ def hockey_stick_lp(p: Any, q: Any, epsilon: float, *, solver: str | None = None
     q = check_distribution(q, "q", size=p.size)
     eps = check_epsilon(epsilon)
     name, atol = _check_solver_atol(solver, lp_atol)
-    return _HockeyStickLP(p.size, name).solve(p, q, eps, atol)
+    return _HockeyStickLP(p.size, name, _check_verbose(verbose)).solve(p, q, eps, atol)
 
 
 def _check_pairs(pairs: Any, n: int) -> list[tuple[int, int]]:
@@ -182,7 +185,8 @@ def _check_pairs(pairs: Any, n: int) -> list[tuple[int, int]]:
 
 def hockey_stick_lp_pairs(matrix: Any, pairs: Iterable[tuple[int, int]], epsilon: float, *,
                           solver: str | None = None, lp_atol: float = LP_ATOL,
-                          row_sum_atol: float = ROW_SUM_ATOL) -> dict[tuple[int, int], LPSolution]:
+                          row_sum_atol: float = ROW_SUM_ATOL, verbose: bool = False
+                          ) -> dict[tuple[int, int], LPSolution]:
     r"""The hockey-stick LP ``D_{e^eps}(K_x || K_x')`` for many row pairs of one matrix.
 
     Same LP, dual and certificates as :func:`hockey_stick_lp`, with ``p = K_x``
@@ -205,6 +209,8 @@ def hockey_stick_lp_pairs(matrix: Any, pairs: Iterable[tuple[int, int]], epsilon
         Largest accepted width of each certified bracket (default ``LP_ATOL``).
     row_sum_atol : float, optional
         Accepted deviation of a row sum from 1 (default ``ROW_SUM_ATOL``).
+    verbose : bool, optional
+        Show the solver's log (default False: nothing is printed, the HiGHS banner included).
 
     Returns
     -------
@@ -233,10 +239,11 @@ def hockey_stick_lp_pairs(matrix: Any, pairs: Iterable[tuple[int, int]], epsilon
     todo = _check_pairs(pairs, K.shape[0])
     eps = check_epsilon(epsilon)
     name, atol = _check_solver_atol(solver, lp_atol)
+    loud = _check_verbose(verbose)
     out: dict[tuple[int, int], LPSolution] = {}
     if not todo:
         return out
-    lp = _HockeyStickLP(K.shape[1], name)
+    lp = _HockeyStickLP(K.shape[1], name, loud)
     for i, j in todo:
         if (i, j) not in out:
             out[(i, j)] = lp.solve(K[i], K[j], eps, atol)

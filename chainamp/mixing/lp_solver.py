@@ -7,12 +7,25 @@ values (:func:`_values`), the column scaling shown to the solver and undone afte
 (:func:`_columns`, :func:`_unscaled`), the outward rounding of repaired objectives
 (:func:`_down`) and the final bracket check (:func:`_solution`). The formulations of
 Definition 1 of Balle et al. 2019 are in :mod:`.lp` and :mod:`.lp_hockey`.
+
+Solvers are quiet unless asked: every LP entry point takes ``verbose=False``, passed on to
+cvxpy (which then turns the solver's log off), and HiGHS's licence banner ("Running HiGHS
+... THIRD_PARTY_NOTICES"), which HiGHS writes to the C-level stdout when the first solver
+object of the process is created, before any option can be set, is swallowed once
+(:func:`_swallow_highs_banner`: file descriptor 1 points at the null device while a first
+``highspy.Highs()`` is created). Nothing else of the process's output is redirected, so a
+thread printing meanwhile loses nothing but that one construction's window.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import math
+import os
+import sys
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -128,12 +141,74 @@ def _unscaled(value: Any, shape: tuple[int, ...], live: np.ndarray, colmax: np.n
     return out
 
 
-def _solve(problem: cp.Problem, solver: str) -> None:
-    """Solve; anything but an OPTIMAL status (or a solver failure) raises SolverError."""
+def _check_verbose(verbose: Any) -> bool:
+    """``verbose`` of every LP entry point: a bool (numpy's too)."""
+    if not isinstance(verbose, (bool, np.bool_)):
+        raise TypeError(f"verbose must be True or False, got {type(verbose).__name__} {verbose!r}")
+    return bool(verbose)
+
+
+_BANNER_LOCK = threading.Lock()
+_banner_swallowed = False
+
+
+@contextlib.contextmanager
+def _c_stdout_to_null():
+    """Point file descriptor 1 at the null device (C-level writes included), then restore it.
+
+    Python's buffer is flushed before and the C library's buffers after (so that text HiGHS left
+    in a buffered stdout goes to the null device, not to the restored descriptor). A no-op where
+    stdout has no file descriptor."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        try:
+            ctypes.CDLL(None).fflush(None)
+        except (OSError, AttributeError, TypeError):  # no C library to flush (Windows): nothing buffered there
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
+def _swallow_highs_banner() -> None:
+    """Create the process's first HiGHS object with stdout silenced: HiGHS prints its banner once
+    per process, at that moment, whatever the options later set on it."""
+    global _banner_swallowed
+    if _banner_swallowed:
+        return
+    with _BANNER_LOCK:
+        if _banner_swallowed:
+            return
+        try:
+            import highspy
+        except ImportError:  # cvxpy without HiGHS: nothing prints a banner
+            _banner_swallowed = True
+            return
+        with _c_stdout_to_null():
+            highspy.Highs()
+        _banner_swallowed = True
+
+
+def _solve(problem: cp.Problem, solver: str, verbose: bool = False) -> None:
+    """Solve; anything but an OPTIMAL status (or a solver failure) raises SolverError.
+
+    ``verbose=False`` (the default of every entry point) keeps the solver silent, its banner
+    included; ``verbose=True`` shows cvxpy's and the solver's log."""
+    if not verbose and solver == "HIGHS":
+        _swallow_highs_banner()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an inaccurate solve is reported through its status
-            problem.solve(solver=solver, **_SOLVER_OPTIONS[solver])
+            problem.solve(solver=solver, verbose=verbose, **_SOLVER_OPTIONS[solver])
     except cp.error.SolverError as exc:
         raise SolverError(f"solver {solver} failed: {exc}") from exc
     if problem.status != cp.OPTIMAL:

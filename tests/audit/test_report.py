@@ -81,8 +81,8 @@ def test_markdown_writes_png_files_next_to_it(tmp_path, report):
     pytest.importorskip("matplotlib")
     out = write_report(report, str(tmp_path / "sub.md"), title="My audit")
     text = out.read_text(encoding="utf-8")
-    assert text.startswith("# My audit\n")
-    assert str(report) in text
+    assert text.startswith(f"# My audit\n\n{report.headline}\n")  # the plain sentence first, as a paragraph
+    assert str(report)[len(report.headline):].strip() in text  # the rest of the text, fenced
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
     assert links == ["sub-plot-1.png"]
     assert (tmp_path / links[0]).read_bytes().startswith(PNG)
@@ -152,7 +152,8 @@ def test_title_is_escaped(tmp_path, report):
 def test_without_matplotlib_the_report_says_so(tmp_path, report, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    text = write_report(report, tmp_path / "n.html").read_text()
+    with pytest.warns(UserWarning, match="plots omitted"):
+        text = write_report(report, tmp_path / "n.html").read_text()
     assert not _images(text)
     assert "plots omitted: chainamp plotting needs matplotlib" in text
     assert report._repr_html_() in text

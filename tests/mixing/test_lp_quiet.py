@@ -1,0 +1,59 @@
+"""LP solvers stay quiet unless asked: no HiGHS banner, no solver log, on every LP entry point."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cvxpy")
+
+import chainamp as ca  # noqa: E402
+from chainamp import lp  # noqa: E402
+
+K = [[0.9, 0.1], [0.2, 0.8]]
+
+ENTRY_POINTS = {
+    "doeblin_lp": lambda **kw: lp.doeblin_lp(K, **kw),
+    "ultra_mixing_lp": lambda **kw: lp.ultra_mixing_lp(K, **kw),
+    "hockey_stick_lp": lambda **kw: lp.hockey_stick_lp([0.75, 0.25], [0.25, 0.75], 0.5, **kw),
+    "hockey_stick_lp_pairs": lambda **kw: lp.hockey_stick_lp_pairs(K, [(0, 1), (1, 0)], 0.5, **kw),
+    "doeblin(method='lp')": lambda **kw: ca.doeblin(ca.MarkovOperator(K), method="lp", **kw),
+    "ultra_mixing(method='lp')": lambda **kw: ca.ultra_mixing(ca.MarkovOperator(K), method="lp", **kw),
+    "dobrushin(method='lp')": lambda **kw: ca.dobrushin(ca.MarkovOperator(K), 0.5, method="lp", **kw),
+}
+
+
+@pytest.mark.parametrize("call", ENTRY_POINTS.values(), ids=ENTRY_POINTS.keys())
+def test_lp_entry_points_print_nothing_by_default(call, capfd):
+    call()
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+@pytest.mark.parametrize("call", [ENTRY_POINTS["doeblin_lp"], ENTRY_POINTS["hockey_stick_lp_pairs"]],
+                         ids=["doeblin_lp", "hockey_stick_lp_pairs"])
+def test_verbose_true_shows_the_solver_log(call, capfd):
+    call(verbose=True)
+    out, _ = capfd.readouterr()
+    assert "CVXPY" in out
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None], ids=["str", "int", "none"])
+def test_verbose_must_be_a_bool(value):
+    with pytest.raises(TypeError, match="verbose must be True or False"):
+        lp.doeblin_lp(K, verbose=value)
+
+
+def test_first_lp_of_a_process_prints_no_banner():
+    """HiGHS prints its banner when the process's first solver object is created: run in a fresh process,
+    with stdout a pipe (fully buffered at the C level, where a banner would surface at exit)."""
+    code = ("import chainamp as ca\n"
+            "K = ca.MarkovOperator([[0.9, 0.1], [0.2, 0.8]])\n"
+            "g = ca.doeblin(K, method='lp').gamma\n"
+            "print('gamma', round(g, 6))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(ca.__file__).parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout == "gamma 0.7\n"
+    assert "HiGHS" not in out.stderr
