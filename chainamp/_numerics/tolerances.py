@@ -15,7 +15,7 @@ __all__ = ["ROW_SUM_ATOL", "DIST_SUM_ATOL", "LP_ATOL", "LP_FEAS_ATOL", "UNIT_ROU
            "BISECTION_ATOL", "STATIONARY_RESIDUAL_ATOL", "QUAD_EPSREL",
            "SMALLEST_SUBNORMAL", "TIE_BUDGET", "TIE_ERR", "L1_FORM_MAX_ERR", "REFUTE_RTOL", "REFUTE_ATOL",
            "ESTIMATOR_RANK_RTOL", "SUPPORT_RATE_ATOL", "IBU_GAP_TOL",
-           "DESIGN_MAX_REPAIR"]
+           "DESIGN_MAX_REPAIR", "DISPLAY_ZERO_ATOL"]
 
 #: A row of a Markov operator is accepted when ``|sum(row) - 1| <= ROW_SUM_ATOL``.
 ROW_SUM_ATOL = 1e-9
@@ -66,3 +66,8 @@ IBU_GAP_TOL = 1e-10
 #: (the LP optimum meets it exactly; the certificate's rounding can miss it by a few ulps, or by the
 #: 1e-7 bracket of an epsilon search). Past it the design raises instead of returning a far-from-optimal K.
 DESIGN_MAX_REPAIR = 1e-3
+#: Reports and plots (presentation only, never a certified number): a delta' in (0, DISPLAY_ZERO_ATOL] -- at
+#: the level of float rounding of probabilities of size 1, e.g. 9e-16 left by ``p - e^eps q`` where it is
+#: exactly 0 -- prints as "≈ 0" and is drawn as 0 rather than stretching a log axis to 1e-15 (capped at
+#: 1e-3 times a positive target delta', so that a delta' the user asked about is never hidden).
+DISPLAY_ZERO_ATOL = 1e-12

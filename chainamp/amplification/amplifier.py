@@ -65,9 +65,11 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     mechanism :
         ``DP(eps, delta)`` or an ``(eps, delta)`` tuple; a list of them (M satisfies
         each); a :class:`PrivacyProfile`; or a finite mechanism as a
-        :class:`MarkovOperator` from data values to K's inputs.
+        :class:`MarkovOperator` (or a 2-D numpy array) from data values to K's inputs.
     K : MarkovOperator or list of MarkovOperator
-        The post-processing, applied in order (``K1`` first).
+        The post-processing, applied in order (``K1`` first). Each operator may also be a
+        numpy array, a scipy.sparse matrix or nested lists of numbers, checked as
+        ``MarkovOperator(K)`` does (a list of rows of numbers is one matrix).
     neighbors : networkx.Graph or list of pairs, optional
         Neighbouring data values of a finite M (default: all pairs, i.e. local DP).
     delta : float, optional

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._numerics import fmt_number, round_up
 from ..errors import IncompatibleOperatorsError, InvalidMechanismError
-from ..operators import MarkovOperator, multiply, operator_error, ProductError
+from ..operators import MarkovOperator, as_operator, multiply, operator_error, ProductError
 from ..privacy import DP, PrivacyProfile, privacy_profile
 
 __all__ = ["compose_operators", "as_input_mechanism", "InputMechanism"]
@@ -62,6 +63,8 @@ def as_input_mechanism(mechanism: Any, neighbors: Any = None) -> InputMechanism:
                               mechanism.profile, points=(mechanism,))
     if isinstance(mechanism, PrivacyProfile):
         return InputMechanism("profile", mechanism.name, mechanism)
+    if isinstance(mechanism, np.ndarray) or sp.issparse(mechanism):  # a finite mechanism as an array
+        mechanism = as_operator(mechanism, "mechanism")
     if isinstance(mechanism, MarkovOperator):
         prof = privacy_profile(mechanism, neighbors)
         what = "local DP" if neighbors is None else "given neighbours"
@@ -78,8 +81,8 @@ def as_input_mechanism(mechanism: Any, neighbors: Any = None) -> InputMechanism:
             return as_input_mechanism(pts[0])
         desc = "DP at " + ", ".join(f"({fmt_number(p.epsilon)}, {fmt_number(p.delta)})" for p in pts)
         return InputMechanism("points", desc, PrivacyProfile.from_points(pts), points=pts)
-    raise TypeError("mechanism must be a DP, an (epsilon, delta) tuple, a list of them, a PrivacyProfile or a "
-                    f"MarkovOperator, got {type(mechanism).__name__}")
+    raise TypeError("mechanism must be a DP, an (epsilon, delta) tuple, a list of them, a PrivacyProfile, a "
+                    f"MarkovOperator or a 2-D numpy array, got {type(mechanism).__name__}")
 
 
 def compose_operators(K: MarkovOperator | Sequence[MarkovOperator]) -> MarkovOperator:
@@ -87,14 +90,25 @@ def compose_operators(K: MarkovOperator | Sequence[MarkovOperator]) -> MarkovOpe
     return compose_with_error(K)[0]
 
 
+def _is_sequence_of_operators(K: Any) -> bool:
+    """A list of operators (MarkovOperators or 2-D arrays / nested lists), not one matrix written as rows."""
+    def two_d(op: Any) -> bool:
+        try:
+            return isinstance(op, MarkovOperator) or sp.issparse(op) or np.ndim(op) == 2
+        except ValueError:  # ragged: not a matrix of numbers, as_operator says why
+            return False
+    if not isinstance(K, (list, tuple)) or not K:
+        return False
+    return any(isinstance(op, MarkovOperator) or sp.issparse(op) for op in K) or all(two_d(op) for op in K)
+
+
 def compose_with_error(K) -> tuple[MarkovOperator, ProductError]:
-    """The product of a sequence and its rounding error (see :mod:`chainamp._products`)."""
+    """The product of a sequence and its rounding error (see :mod:`chainamp._products`). Arrays and nested
+    lists are coerced with the checks and messages of ``MarkovOperator(...)``."""
     if isinstance(K, MarkovOperator):
         return K, operator_error(K)
-    if isinstance(K, (list, tuple)) and K:
-        for i, op in enumerate(K):
-            if not isinstance(op, MarkovOperator):
-                raise TypeError(f"K[{i}] must be a MarkovOperator, got {type(op).__name__}")
+    if _is_sequence_of_operators(K):
+        K = [as_operator(op, f"K[{i}]") for i, op in enumerate(K)]
         out, err = K[0], operator_error(K[0])
         for i, op in enumerate(K[1:], start=1):
             try:
@@ -102,7 +116,10 @@ def compose_with_error(K) -> tuple[MarkovOperator, ProductError]:
             except IncompatibleOperatorsError as exc:
                 raise IncompatibleOperatorsError(f"K[{i}] does not follow K[{i - 1}]: {exc}") from None
         return out, err
-    raise TypeError(f"K must be a MarkovOperator or a non-empty list of them, got {type(K).__name__}")
+    if isinstance(K, (list, tuple)) and not K:
+        raise TypeError("K must be a MarkovOperator, a 2-D array or a non-empty list of them, got an empty list")
+    op = as_operator(K, "K")
+    return op, operator_error(op)
 
 
 class Adjust:

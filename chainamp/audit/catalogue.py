@@ -4,8 +4,8 @@ The allow-lists (:data:`CATALOGUE`, :data:`PROFILES`, :data:`GRAPHS`) and the
 builders that turn the ``mechanism`` table and each ``[[steps]]`` table into a
 ``DP``, a :class:`~chainamp.privacy.PrivacyProfile` or a
 :class:`~chainamp.operators.MarkovOperator`: inline matrices, matrix files,
-catalogue mechanisms, black-box guarantees, privacy profiles and random walks on
-networkx graphs or edge lists. Only allow-listed names map to functions; every
+catalogue mechanisms, black-box guarantees, privacy profiles, random walks on
+networkx graphs or edge lists and coarsenings written as a map from labels to groups. Only allow-listed names map to functions; every
 problem raises :class:`~chainamp.errors.InvalidPipelineError` through the
 field-path context of :mod:`.fields`. The allow-lists are re-exported by
 :mod:`chainamp.io`.
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .fields import _boolean, _Ctx, _inline_matrix, _integer, _labels, _misplaced, _number, read_operator
+from .fields import _boolean, _Ctx, _inline_matrix, _integer, _label, _labels, _misplaced, _number, read_operator
 from .._numerics import ROW_SUM_ATOL, fmt_number
 from ..errors import ChainampError, InvalidOperatorError
 from ..operators import MarkovOperator, kron
@@ -51,7 +51,7 @@ _MAX_KRON_ENTRIES = 1 << 24
 _MAX_REPEAT = 10_000
 _MAX_NODES = 100_000
 
-_SOURCE_KEYS = ("matrix", "file", "catalogue", "graph", "edges")
+_SOURCE_KEYS = ("matrix", "file", "catalogue", "graph", "edges", "coarsen")
 _COMMON_KEYS = {"name", "inputs", "outputs", "kron", "row_sum_atol"}
 _GRAPH_KEYS = {"laziness", "weighted", "integer_labels", "directed", "n"}
 
@@ -69,6 +69,8 @@ def _mechanism(spec: Any, ctx: _Ctx) -> tuple[Any, str]:
         return mech, f"{label}: {desc}" if label else desc
     if "graph" in spec or "edges" in spec:
         raise ctx.error(fld, "a graph random walk is a post-processing step, not an input mechanism")
+    if "coarsen" in spec:
+        raise ctx.error(f"{fld}.coarsen", "a coarsening is a post-processing step, not an input mechanism")
     op, desc, _ = _step(spec, ctx, fld, allow_repeat=False)
     return op, desc
 
@@ -143,13 +145,15 @@ def _call(fn: Callable, params: dict, ctx: _Ctx, fld: str, what: str):
         raise ctx.error(where, f"{what}: {exc}") from None
 
 
-def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True) -> tuple[MarkovOperator, str, int]:
-    """One operator spec: the operator, a description and its repeat count."""
+def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True,
+          previous: tuple | None = None) -> tuple[MarkovOperator, str, int]:
+    """One operator spec: the operator, a description and its repeat count. ``previous`` is
+    ``(labels, what)`` for the outputs the step reads (None after a black-box mechanism)."""
     if not isinstance(spec, dict):
         raise ctx.error(fld, f"must be a table, got {spec!r}")
     sources = [k for k in _SOURCE_KEYS if k in spec]
     if len(sources) != 1:
-        raise ctx.error(fld, "needs exactly one of matrix, file, catalogue, graph, edges"
+        raise ctx.error(fld, "needs exactly one of matrix, file, catalogue, graph, edges, coarsen"
                         + (f" (got {', '.join(sources)})" if sources else ""))
     kind = sources[0]
     allowed = _COMMON_KEYS | ({"repeat"} if allow_repeat else set()) | {kind}
@@ -177,6 +181,8 @@ def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True) -> tuple[Ma
         desc = f"matrix file {spec['file']}"
     elif kind == "catalogue":
         op, desc = _catalogue(spec, ctx, fld, allowed)
+    elif kind == "coarsen":
+        op, desc = _coarsen(spec["coarsen"], previous, ctx, f"{fld}.coarsen")
     else:
         op, desc = _graph_step(spec, kind, ctx, fld)
     op = _relabel(op, spec, ctx, fld, atol)
@@ -196,6 +202,69 @@ def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True) -> tuple[Ma
             raise ctx.error(f"{fld}.name", f"must be a string, got {spec['name']!r}")
         desc = f"{spec['name']}: {desc}"
     return op, desc, repeat
+
+
+def _coarsen(value: Any, previous: tuple | None, ctx: _Ctx, fld: str) -> tuple[MarkovOperator, str]:
+    """``coarsen = {a = "low", b = "low", c = "high"}``: the deterministic operator sending each output of
+    the previous step (a key, matched by its text: ``0``, ``"(0, 1)"`` for the tuple label ``(0, 1)``) to
+    its group; the groups, in the order first named, are the step's outputs."""
+    if not isinstance(value, dict) or not value:
+        raise ctx.error(fld, f'must be a table from labels to groups, e.g. {{a = "low", b = "low", c = "high"}}, '
+                             f"got {value!r}")
+    groups: dict = {}
+    for key, group in value.items():
+        if isinstance(group, dict) or group == []:
+            raise ctx.error(f"{fld}.{key}", f"must be a group label (a string, a number or an array), got {group!r}")
+        groups.setdefault(_label(group), len(groups))
+    if previous is None:  # after a black-box mechanism: the keys, as written, are the inputs
+        inputs, mapping = tuple(value), {k: _label(g) for k, g in value.items()}
+    else:
+        labels, what = previous
+        by_text: dict = {}
+        for lab in labels:
+            text = _label_text(lab)
+            if text in by_text:
+                raise ctx.error(fld, f"the outputs {by_text[text]!r} and {lab!r} of {what} read the same ({text!r})")
+            by_text[text] = lab
+        mapping = {}
+        for key, group in value.items():
+            lab = by_text.get(_key_text(key), _MISSING)
+            if lab is _MISSING:
+                shown = ", ".join(repr(x) for x in labels[:6]) + (", ..." if len(labels) > 6 else "")
+                raise ctx.error(f"{fld}.{key}", f"{key!r} is not an output of {what} (outputs: {shown})")
+            if lab in mapping:
+                raise ctx.error(f"{fld}.{key}", f"maps the output {lab!r} a second time")
+            mapping[lab] = _label(group)
+        missing = [lab for lab in labels if lab not in mapping]
+        if missing:
+            shown = ", ".join(repr(x) for x in missing[:4]) + (", ..." if len(missing) > 4 else "")
+            raise ctx.error(fld, f"does not map {shown}: every output of {what} needs a group")
+        inputs = tuple(labels)
+    mat = np.zeros((len(inputs), len(groups)))
+    for i, lab in enumerate(inputs):
+        mat[i, groups[mapping[lab]]] = 1.0
+    try:
+        op = MarkovOperator(mat, inputs, tuple(groups))
+    except (InvalidOperatorError, TypeError) as exc:
+        raise ctx.error(fld, exc) from None
+    return op, f"coarsening of {len(inputs)} labels into {len(groups)} groups"
+
+
+_MISSING = object()
+
+
+def _label_text(label: Any) -> str:
+    """How a label is written as a key of ``coarsen``: ``0``, ``a``, ``0,1`` for the tuple ``(0, 1)``."""
+    return ",".join(_label_text(x) for x in label) if isinstance(label, tuple) else str(label)
+
+
+def _key_text(key: str) -> str:
+    text = key.strip()
+    if len(text) >= 2 and (text[0], text[-1]) in (("(", ")"), ("[", "]")):
+        text = text[1:-1]
+    if "," in text:
+        return ",".join(part.strip().strip("'\"") for part in text.split(","))
+    return text
 
 
 def _build(arr: np.ndarray, ctx: _Ctx, fld: str, atol: float) -> MarkovOperator:

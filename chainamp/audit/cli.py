@@ -84,10 +84,16 @@ def _write_report(result: Any, path: str, title: str | None) -> None:
         from .report import write_report
     except ImportError as exc:  # pragma: no cover - the module ships with chainamp
         raise _UsageError(f"--report: the report writer is not available ({exc})") from None
+    import warnings
+
     try:
-        out = write_report(result, os.path.expanduser(path), title=title)
+        with warnings.catch_warnings(record=True) as caught:  # e.g. plots omitted: matplotlib is missing
+            warnings.simplefilter("always")
+            out = write_report(result, os.path.expanduser(path), title=title)
     except OSError as exc:
         raise _UsageError(f"--report: {path}: cannot write ({exc.strerror or exc})") from None
+    for w in caught:
+        print(f"chainamp: warning: --report: {w.message}", file=sys.stderr)
     print(f"report written to {out}", file=sys.stderr)
 
 
@@ -95,6 +101,13 @@ def _check_epsilon_option(value: float | None, option: str) -> None:
     """A negative or NaN ``--epsilon``-like option, named as typed on the command line."""
     if value is not None and not value >= 0:
         raise _UsageError(f"{option}: must be a number >= 0 (got {value})")
+
+
+def _check_row_sum_atol(value: float) -> float:
+    """``--row-sum-atol``: the range pipeline files allow (``row_sum_atol`` in [0, 0.01))."""
+    if not 0.0 <= value < 0.01:
+        raise _UsageError(f"--row-sum-atol: must be in [0, 0.01) (got {value})")
+    return value
 
 
 def _check_delta_option(value: float | None, option: str) -> None:
@@ -217,15 +230,16 @@ def _coefficients(args: argparse.Namespace) -> int:
 
     _check_epsilon_option(args.epsilon, "--epsilon")
     _check_report_path(args.report)
-    K = load_operator(args.matrix)
+    K = load_operator(args.matrix, row_sum_atol=_check_row_sum_atol(args.row_sum_atol))
     with Progress("coefficients") as bar:
-        res = {"dobrushin": ca.dobrushin(K)}
+        # rows accepted within --row-sum-atol stand for their normalised rows: certify that operator
+        res = {"dobrushin": ca.dobrushin(K, normalised=True)}
         if args.epsilon is not None:
             bar.update("hockey-stick")
-            res["hockey_stick"] = ca.dobrushin(K, epsilon=args.epsilon)
+            res["hockey_stick"] = ca.dobrushin(K, epsilon=args.epsilon, normalised=True)
         bar.update("Doeblin, ultra-mixing")
-        res["doeblin"], res["ultra_mixing"] = ca.doeblin(K), ca.ultra_mixing(K)
-        ldp = ca.ldp_guarantee(K)
+        res["doeblin"], res["ultra_mixing"] = ca.doeblin(K), ca.ultra_mixing(K, normalised=True)
+        ldp = ca.ldp_guarantee(K, normalised=True)
         bar.update("chain analysis")
         chain = ca.analyze_chain(K) if K.is_square and K.inputs == K.outputs else None
     _emit(_CoefficientSummary(args.matrix, K, res, ldp.epsilon, chain), args, title=f"coefficients of {args.matrix}")
@@ -245,7 +259,8 @@ def _amplify(args: argparse.Namespace) -> int:
     _check_delta_option(args.delta, "--delta")
     _check_delta_option(args.target_delta, "--target-delta")
     _check_report_path(args.report)
-    ops = [load_operator(p) for p in args.operator]
+    atol = _check_row_sum_atol(args.row_sum_atol)
+    ops = [load_operator(p, row_sum_atol=atol) for p in args.operator]
     for (before, K1), (after, K2) in zip(zip(args.operator, ops), zip(args.operator[1:], ops[1:])):
         if set(K1.outputs) != set(K2.inputs) or len(K1.outputs) != len(K2.inputs):
             raise _UsageError(f"{after}: its {len(K2.inputs)} inputs {_labels(K2.inputs)} are not the "
@@ -299,6 +314,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INVALID, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _row_sum_option(sp) -> None:
+    from .._numerics import ROW_SUM_ATOL
+
+    sp.add_argument("--row-sum-atol", type=float, default=ROW_SUM_ATOL, dest="row_sum_atol", metavar="TOL",
+                    help=f"accept rows whose sums are within TOL of 1 (default {ROW_SUM_ATOL:g}, at most 0.01), e.g. "
+                         "1e-5 for rows rounded to 6 decimals (0.333333 x 3); such rows stand for the rows "
+                         "divided by their sums, and the results are certified for that row-normalised operator")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     from .. import __version__
@@ -348,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=_fmt(), epilog="example:\n  chainamp coefficients K.csv --epsilon 1.0 --json")
     c.add_argument("matrix", help="a CSV (comma-separated rows, # comments) or NPY file of a row-stochastic matrix")
     c.add_argument("--epsilon", type=float, default=None, help="also the (gamma, epsilon)-Dobrushin coefficient")
+    _row_sum_option(c)
     outputs(c)
     c.set_defaults(func=_coefficients)
 
@@ -364,6 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--target-delta", type=float, default=None, dest="target_delta",
                    help="the delta' to report at (default: the input's delta)")
     a.add_argument("--steps", action="store_true", help="report epsilon'(t) after each operator")
+    _row_sum_option(a)
     outputs(a)
     a.set_defaults(func=_amplify)
     return p

@@ -13,7 +13,6 @@ so the folder has no import circle (``pipeline -> steps -> fields``).
 from __future__ import annotations
 
 import math
-import warnings
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -122,25 +121,75 @@ def _read_array(path: Path) -> np.ndarray:
         raise InvalidOperatorError(f"{path}: unknown matrix file type {path.suffix!r} (use .csv or .npy)")
     if not path.is_file():
         raise InvalidOperatorError(f"{path}: no such file")
+    if suffix != ".npy":
+        return _read_csv(path)
     try:
-        if suffix == ".npy":
-            arr = np.load(path, allow_pickle=False)
-        else:
-            with warnings.catch_warnings():  # an empty file: numpy warns, we say it below in one line
-                warnings.simplefilter("ignore", UserWarning)
-                arr = np.loadtxt(path, delimiter=",", comments="#", ndmin=2, dtype=float)
-            if arr.size == 0:
-                raise InvalidOperatorError(f"{path}: no numbers in the file (an empty matrix)")
-    except InvalidOperatorError:
-        raise
+        arr = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
-        kind = "NPY" if suffix == ".npy" else "numeric CSV"
-        hint = "" if suffix == ".npy" else "; expected comma-separated numbers, one matrix row per line, # comments"
-        raise InvalidOperatorError(f"{path}: not a readable {kind} matrix ({' '.join(str(exc).split())}){hint}") \
-            from None
-    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise InvalidOperatorError(f"{path}: not a readable NPY matrix ({' '.join(str(exc).split())})") from None
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise InvalidOperatorError(f"{path}: holds complex numbers ({arr.dtype}); a Markov matrix has real entries")
+    if not np.issubdtype(arr.dtype, np.number):
         raise InvalidOperatorError(f"{path}: holds {arr.dtype} values, not real numbers")
     return arr.astype(float)
+
+
+_CSV_HINT = "expected comma-separated numbers, one matrix row per line, # comments"
+
+
+def _read_csv(path: Path) -> np.ndarray:
+    """Comma-separated rows as people write them: a UTF-8 byte-order mark (Excel's "CSV UTF-8") is
+    skipped, blank lines and ``#`` comments too; a tab-separated or ragged file, a cell that is not a
+    number and a complex number each get a one-line message naming the line (and column)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise _csv_error(path, "not UTF-8 text") from None
+    except OSError as exc:
+        raise InvalidOperatorError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    rows: list[list[float]] = []
+    first = 0
+    for n, line in enumerate(text.splitlines(), start=1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if "\t" in line and "," not in line:
+            raise _csv_error(path, f"line {n}: values separated by tabs; save the sheet as CSV or replace the "
+                                   "tabs by commas")
+        cells = [c.strip() for c in line.split(",")]
+        row = [_csv_number(c, path, n, j) for j, c in enumerate(cells, start=1)]
+        if rows and len(row) != len(rows[0]):
+            raise _csv_error(path, f"line {n} has {len(row)} values, the first row (line {first}) has "
+                                   f"{len(rows[0])}: every row needs one value per output")
+        if not rows:
+            first = n
+        rows.append(row)
+    if not rows:
+        raise InvalidOperatorError(f"{path}: no numbers in the file (an empty matrix)")
+    return np.array(rows, dtype=float)
+
+
+def _csv_error(path: Path, detail: str) -> InvalidOperatorError:
+    return InvalidOperatorError(f"{path}: not a readable numeric CSV matrix ({detail}); {_CSV_HINT}")
+
+
+def _csv_number(cell: str, path: Path, line: int, column: int) -> float:
+    """A cell: a number, or an exact fraction such as ``1/3`` (as in pipeline files)."""
+    try:
+        return float(cell)
+    except ValueError:
+        pass
+    if "/" in cell:
+        try:
+            return float(Fraction(cell.replace(" ", "")))
+        except (ValueError, ZeroDivisionError):
+            pass
+    where = f"line {line}, column {column}"
+    try:
+        complex(cell.replace(" ", ""))
+    except ValueError:
+        raise _csv_error(path, f"{where}: {repr(cell) if cell else 'an empty cell'} is not a number") from None
+    raise _csv_error(path, f"{where}: {cell!r} is a complex number, a Markov matrix has real entries")
 
 
 def read_operator(path: Path, inputs: Any = None, outputs: Any = None,
@@ -151,4 +200,8 @@ def read_operator(path: Path, inputs: Any = None, outputs: Any = None,
     try:
         return MarkovOperator(arr, inputs, outputs, row_sum_atol=row_sum_atol)
     except (InvalidOperatorError, TypeError) as exc:
-        raise InvalidOperatorError(f"{path}: {exc}") from None
+        hint = ""
+        if "must sum to 1" in str(exc):
+            hint = ("; rows rounded when written (0.333333 x 3) are accepted with a larger row_sum_atol "
+                    "(--row-sum-atol on the command line) and stand for the rows divided by their sums")
+        raise InvalidOperatorError(f"{path}: {exc}{hint}") from None

@@ -149,8 +149,9 @@ def parse_document(data: Any, source: str | Path | None = None) -> Pipeline:
         raise ctx.error("steps", "must be a non-empty array of tables ([[steps]]), the post-processing K1, K2, ...")
     ops, names = [], []
     for i, spec in enumerate(steps):
-        op, desc, repeat = _step(spec, ctx, f"steps[{i}]")
         prev = ops[-1] if ops else (mech if isinstance(mech, MarkovOperator) else None)
+        reads = None if prev is None else (prev.outputs, "the previous step" if ops else "the mechanism")
+        op, desc, repeat = _step(spec, ctx, f"steps[{i}]", previous=reads)
         if prev is not None and (len(prev.outputs) != len(op.inputs) or set(prev.outputs) != set(op.inputs)):
             what = "the previous step" if ops else "the mechanism"
             raise ctx.error(f"steps[{i}]", f"its {len(op.inputs)} inputs {_preview(op.inputs)} are not the "

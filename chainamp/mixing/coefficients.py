@@ -32,9 +32,9 @@ import scipy.sparse as sp
 
 from .pairwise import _INF_EPS, _U, _all_pairs, _clean_sparse, _prepare, _row_sums, _rows, _ultra_core, _up
 from .pruning import _curve_values, _max_hockey
-from .._numerics import check_choice, check_epsilon, check_float_array, check_int, scaled_by_exp
+from .._numerics import ROW_SUM_ATOL, check_choice, check_epsilon, check_float_array, check_int, scaled_by_exp
 from ..errors import InvalidParameterError
-from ..operators import MarkovOperator
+from ..operators import MarkovOperator, as_operator, operator_error
 
 __all__ = [
     "DobrushinResult",
@@ -92,9 +92,47 @@ class UltraMixingResult:
 
 # ----------------------------------------------------------------- helpers
 def _operator(K: Any, inputs: Any = None) -> MarkovOperator:
-    if not isinstance(K, MarkovOperator):
-        raise TypeError(f"K must be a chainamp.MarkovOperator, got {type(K).__name__}")
+    K = as_operator(K)
     return K if inputs is None else K.restrict(inputs)
+
+
+def _normalisation(K: MarkovOperator) -> float:
+    """``r`` with ``K(x, y) / s_x`` within ``K(x, y) (1 +- r)`` (``s_x`` the row sums), for rows whose
+    computed sum is not 1.0 (accepted within ``row_sum_atol``); 0 when every computed sum is 1.0.
+
+    With ``normalised=True`` the coefficients below are computed for the stored rows and widened by
+    ``r`` so that they also hold for the row-normalised operator the rows stand for
+    (:func:`chainamp.operators.operator_error`); Doeblin always covers both readings.
+    """
+    if np.all(_row_sums(K._data) == 1.0):
+        return 0.0
+    return operator_error(K).rel
+
+
+def _shift(r: float) -> float:
+    """``log((1 + r) / (1 - r))`` rounded up: the loss in eps of a relative entrywise error r."""
+    return math.nextafter(math.log1p(2.0 * r / (1.0 - r)) * (1.0 + 8 * _U), math.inf) if r else 0.0
+
+
+def _raw_order(eps: float, r: float) -> float:
+    """The order at which the stored rows' divergence bounds the normalised rows' one at ``eps``."""
+    return eps if not r or math.isinf(eps) else max(math.nextafter(eps - _shift(r), -math.inf), 0.0)
+
+
+def _widen(g: float, eps: float, r: float) -> float:
+    """A bound on ``D_{e^eps}`` of the normalised rows from ``g``, that of the stored rows at
+    :func:`_raw_order`.
+
+    With ``p' = p (1 +- r)`` and ``q' = q (1 +- r)``: ``[p' - c q']_+ <= (1 + r) [p - c'' q]_+`` with
+    ``c'' = c (1 - r) / (1 + r) = e^{eps - shift}``; for ``c'' < 1``, ``[p - c'' q]_+ <= [p - q]_+ +
+    (1 - c'') q`` and ``sum q <= 1 + r``; at eps = inf the supports do not move: ``(1 + r) D_inf``.
+    """
+    if not r:
+        return g
+    low = -math.inf if math.isinf(eps) else math.nextafter(eps - _shift(r), -math.inf)
+    if math.isinf(eps) or low >= 0.0:
+        return _up(g, r + 4 * _U)
+    return _up(g + -math.expm1(low) * (1.0 + r) * (1.0 + 4 * _U), r + 8 * _U)
 
 
 def _test_set(K: MarkovOperator, i: int, j: int, eps: float) -> tuple:
@@ -130,7 +168,7 @@ def _column_min(data) -> np.ndarray:
     return nu
 
 
-def doeblin(K: MarkovOperator, *, inputs: Any = None, method: str = "exact") -> DoeblinResult:
+def doeblin(K: MarkovOperator, *, inputs: Any = None, method: str = "exact", verbose: bool = False) -> DoeblinResult:
     """Doeblin coefficient ``gamma = 1 - sum_y min_x K(x, y)`` (Definition 1(3) of Balle et al. 2019).
 
     K is gamma-Doeblin iff ``K(x) >= (1 - gamma) omega`` for all x and some
@@ -140,17 +178,26 @@ def doeblin(K: MarkovOperator, *, inputs: Any = None, method: str = "exact") -> 
 
     Parameters
     ----------
-    K : MarkovOperator
+    K : MarkovOperator, array_like or scipy.sparse matrix
     inputs : sequence of input labels, optional
         Only these inputs count (Theorem 1 needs only the inputs M can output).
     method : {"exact", "lp"}
         ``"lp"`` solves ``max sum(nu) s.t. 0 <= nu <= K(x, .)`` with
         :func:`chainamp.lp.doeblin_lp` and reports ``1 - lower`` of its certified bracket.
+    verbose : bool
+        With ``method="lp"``, show the solver's log (default False: the solver prints nothing).
+
+    ``K`` may also be a numpy array, a scipy.sparse matrix or nested lists (checked as
+    ``MarkovOperator(K)`` does). Rows accepted within ``row_sum_atol`` of mass 1 stand for
+    their normalised rows ``K(x, .) / s_x``; both methods report ``max(1, max_x s_x) -
+    sum(nu)`` (``sum(nu)`` bounded from below), which covers the normalised rows
+    (``min_x K(x, y) / s_x >= nu_y / max_x s_x``) and the rows as written.
 
     Returns
     -------
     DoeblinResult
         ``gamma`` is rounded up: ``sum(nu)`` is pushed down by its summation error first.
+        ``minorant`` and ``witness`` are those of the rows as written.
 
     Examples
     --------
@@ -165,17 +212,19 @@ def doeblin(K: MarkovOperator, *, inputs: Any = None, method: str = "exact") -> 
     nu.flags.writeable = False
     m = nu.size
     total = float(nu.sum())
+    # Rows are accepted within row_sum_atol of mass 1. With top = max(1, largest row sum (rounded up)),
+    # top - sum(nu) covers both readings of such rows: as written (K = (1 - gamma) omega + a remainder of
+    # mass <= top) and normalised (gamma_norm <= 1 - sum(nu) / max(1, max_x s_x) <= top - sum(nu), since
+    # min_x K(x, y) / s_x >= nu_y / max_x s_x). The LP bounds sum(nu) from below instead of summing it.
+    sums = _row_sums(K._data)
+    top = max(1.0, float(sums.max()) * (1.0 + (m + 1) * _U))
     if method == "lp":
-        cert = _lp().doeblin_lp(K.matrix)
-        gamma = _up(max(0.0, 1.0 - float(cert.lower)), 0.0)
+        dev = float(np.abs(sums - 1.0).max())  # K was accepted with at least this tolerance
+        cert = _lp().doeblin_lp(K.matrix, row_sum_atol=max(ROW_SUM_ATOL, 2.0 * dev), verbose=verbose)
+        gamma = _up(max(0.0, top - float(cert.lower)), 0.0)
     else:
         cert = None
-        # true sum >= computed (1 - (m + 1) u); top - that is rounded up by one ulp. Rows are accepted
-        # within row_sum_atol of mass 1: with top = max(1, largest row sum (rounded up)) the result
-        # covers both readings of such rows, as written (K = (1 - gamma) omega + a remainder of mass
-        # <= 1) and normalised (gamma_norm <= 1 - sum(nu) / max row sum <= top - sum(nu)).
-        sums = _row_sums(K._data)
-        top = max(1.0, float(sums.max()) * (1.0 + (m + 1) * _U))
+        # true sum >= computed (1 - (m + 1) u); top - that is rounded up by one ulp
         gamma = _up(max(0.0, top - total * (1.0 - (m + 1) * _U)), 0.0) if total > 0 else 1.0
     witness = None
     if gamma < 1.0 and total > 0:
@@ -186,7 +235,8 @@ def doeblin(K: MarkovOperator, *, inputs: Any = None, method: str = "exact") -> 
 
 
 
-def ultra_mixing(K: MarkovOperator, *, inputs: Any = None, method: str = "exact") -> UltraMixingResult:
+def ultra_mixing(K: MarkovOperator, *, inputs: Any = None, method: str = "exact",
+                 verbose: bool = False, normalised: bool = False) -> UltraMixingResult:
     """Ultra-mixing coefficient (Definition 1(4) of Balle et al. 2019).
 
     K is gamma-ultra-mixing iff every ``K(x) << K(x')`` with density at least
@@ -196,8 +246,15 @@ def ultra_mixing(K: MarkovOperator, *, inputs: Any = None, method: str = "exact"
     (max_x K(x,y))``: one pass over K.
 
     ``method="lp"`` solves ``max r s.t. r K(x', y) <= floor_y <= K(x, y)`` with
-    :func:`chainamp.lp.ultra_mixing_lp` and reports ``1 - lower``. ``gamma`` is rounded
+    :func:`chainamp.lp.ultra_mixing_lp` and reports ``1 - lower``; ``verbose=True`` shows the
+    solver's log (by default it prints nothing). ``gamma`` is rounded
     up (the ratio is pushed down by its division error).
+
+    ``K`` may also be a numpy array, a scipy.sparse matrix or nested lists (checked as
+    ``MarkovOperator(K)`` does). With ``normalised=True`` and a computed row sum other than 1.0
+    (rows accepted within ``row_sum_atol``), ``gamma`` also covers the normalised rows: with ``r`` the relative
+    error of normalising (:func:`chainamp.operators.operator_error`), every ratio moves by a
+    factor of at least ``(1 - r) / (1 + r)``; ``ratio`` is that of the rows as written.
 
     Examples
     --------
@@ -217,9 +274,15 @@ def ultra_mixing(K: MarkovOperator, *, inputs: Any = None, method: str = "exact"
     else:
         gamma = _up(1.0 - core.ratio_low, 0.0)
     cert = None
+    r = _normalisation(K) if _flag(normalised, "normalised") else 0.0
     if method == "lp":
-        cert = _lp().ultra_mixing_lp(K.matrix)
+        dev = float(np.abs(_row_sums(K._data) - 1.0).max())  # K was accepted with at least this tolerance
+        cert = _lp().ultra_mixing_lp(K.matrix, row_sum_atol=max(ROW_SUM_ATOL, 2.0 * dev), verbose=verbose)
         gamma = _up(max(0.0, 1.0 - float(cert.lower)), 0.0) if n > 1 else 0.0
+    if r and 0.0 < gamma < 1.0:
+        # normalised rows: every ratio K(x, y) / K(x', y) moves by a factor in [(1 - r)/(1 + r), (1 + r)/(1 - r)]
+        kept = (1.0 - gamma) * (1.0 - r) / (1.0 + r) * (1.0 - 8 * _U)
+        gamma = _up(1.0 - kept, 0.0)
     pair = None if core.rows is None or n < 2 else (K.inputs[core.rows[0]], K.inputs[core.rows[1]])
     out = None if core.col is None or n < 2 else K.outputs[core.col]
     return UltraMixingResult(gamma=gamma, pair=pair, output=out, ratio=core.ratio, method=method,
@@ -227,12 +290,19 @@ def ultra_mixing(K: MarkovOperator, *, inputs: Any = None, method: str = "exact"
 
 
 
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def _check_block(block_size: Any) -> int | None:
     return None if block_size is None else check_int(block_size, "block_size", minimum=1)
 
 
 def dobrushin(K: MarkovOperator, epsilon: float = 0.0, *, inputs: Any = None, method: str = "exact",
-              all_pairs: bool = False, block_size: int | None = None) -> DobrushinResult:
+              all_pairs: bool = False, block_size: int | None = None, verbose: bool = False,
+              normalised: bool = False) -> DobrushinResult:
     """(gamma, eps)-Dobrushin coefficient ``max_{x,x'} D_{e^eps}(K_x || K_x')``.
 
     ``epsilon = 0`` is the Dobrushin coefficient ``max TV(K_x, K_x')`` (Definition 1(1)
@@ -264,12 +334,18 @@ def dobrushin(K: MarkovOperator, epsilon: float = 0.0, *, inputs: Any = None, me
     exactly by blocks.
 
     Soundness: the reported gamma is never below the exact value for the stored matrix
-    (capped at 1). Extra memory is O(block x max(n, m)) besides the candidate lists and
+    (capped at 1). With ``normalised=True`` and a computed row sum other than 1.0 (rows
+    accepted within ``row_sum_atol``), it also covers the normalised rows ``K(x, .) / s_x``: with ``r`` the
+    relative error of normalising (:func:`chainamp.operators.operator_error`) the stored
+    rows are evaluated at ``eps - log((1 + r) / (1 - r))`` (``[p' - c q']_+ <= (1 + r)
+    [p - c (1 - r)/(1 + r) q]_+``; below 0, at 0 plus ``(1 - e^{eps - shift})(1 + r)``) and
+    the value is multiplied by ``1 + r``; ``test_set`` is read at that order. Extra memory is O(block x max(n, m)) besides the candidate lists and
     the accumulator above; no n x n x m array is formed.
 
     Parameters
     ----------
-    K : MarkovOperator
+    K : MarkovOperator, array_like or scipy.sparse matrix
+        Arrays and nested lists are checked as ``MarkovOperator(K)`` does.
     epsilon : float >= 0 or math.inf
     inputs : sequence of input labels, optional
         Only these inputs count (restricting can only lower gamma).
@@ -277,11 +353,16 @@ def dobrushin(K: MarkovOperator, epsilon: float = 0.0, *, inputs: Any = None, me
         ``"lp"`` solves one hockey-stick LP per ordered pair
         (:func:`chainamp.lp.hockey_stick_lp`) and reports the largest certified upper bound;
         for small operators (cross-checks).
+    verbose : bool
+        With ``method="lp"``, show the solver's log (default False: the solver prints nothing).
     all_pairs : bool
         Also return the n x n matrix of (rounded-up) divergences in ``pairwise``
         (O(n^2 m) exact work).
     block_size : int, optional
         Rows per block of the fast path.
+    normalised : bool
+        Also cover the row-normalised operator (see Soundness; :func:`chainamp.amplify`
+        widens the stored rows' coefficients itself).
 
     Returns
     -------
@@ -310,35 +391,38 @@ def dobrushin(K: MarkovOperator, epsilon: float = 0.0, *, inputs: Any = None, me
         return DobrushinResult(0.0, eps, None, (), method, None, np.zeros((n, n)) if all_pairs else None, source)
     cert: object | None = None
     pairwise = None
+    r = _normalisation(K) if _flag(normalised, "normalised") else 0.0
+    order = _raw_order(eps, r)  # the stored rows' divergence at this order bounds the normalised rows' at eps
     if method == "lp":
         lp = _lp()
         pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
-        if hasattr(lp, "hockey_stick_lp_pairs"):  # one compiled problem re-solved per pair
-            by_index = lp.hockey_stick_lp_pairs(K.matrix, pairs, eps)
-        else:
-            by_index = {(i, j): lp.hockey_stick_lp(_rows(K._data, [i])[0], _rows(K._data, [j])[0], eps)
-                        for i, j in pairs}
+        dev = float(np.abs(_row_sums(K._data) - 1.0).max())  # K was accepted with at least this tolerance
+        by_index = lp.hockey_stick_lp_pairs(K.matrix, pairs, order, row_sum_atol=max(ROW_SUM_ATOL, 2.0 * dev))
         sols = {}
         pairwise = np.zeros((n, n))
         for (i, j), sol in by_index.items():
             sols[(K.inputs[i], K.inputs[j])] = sol
-            pairwise[i, j] = min(max(float(sol.upper), 0.0), 1.0)
+            pairwise[i, j] = _widen(min(max(float(sol.upper), 0.0), 1.0), eps, r)
         off = pairwise + np.diag(np.full(n, -np.inf))
         i, j = np.unravel_index(int(np.argmax(off)), off.shape)
         gamma = float(pairwise[i, j])
         cert = sols if all_pairs else sols[(K.inputs[i], K.inputs[j])]
         pairwise = pairwise if all_pairs else None
     elif all_pairs:
-        pairwise = _all_pairs(K._data, eps, n)
+        pairwise = _all_pairs(K._data, order, n)
+        if r:
+            pairwise = np.vectorize(lambda g: _widen(float(g), eps, r), otypes=[float])(pairwise)
+            np.fill_diagonal(pairwise, 0.0)
         off = pairwise + np.diag(np.full(n, -np.inf))
         i, j = np.unravel_index(int(np.argmax(off)), off.shape)
         gamma = float(pairwise[i, j])
     else:
-        gamma, i, j = _max_hockey(_prepare(K, block), eps)
+        gamma, i, j = _max_hockey(_prepare(K, block), order)
+        gamma = _widen(gamma, eps, r)
     if pairwise is not None:
         pairwise.flags.writeable = False
     return DobrushinResult(gamma=gamma, epsilon=eps, pair=(K.inputs[i], K.inputs[j]),
-                           test_set=_test_set(K, int(i), int(j), eps), method=method,
+                           test_set=_test_set(K, int(i), int(j), order), method=method,
                            certificate=cert, pairwise=pairwise, source=source)
 
 
@@ -350,10 +434,11 @@ def _check_epsilons(epsilons: Any, name: str = "epsilons") -> np.ndarray:
 
 
 def dobrushin_curve(K: MarkovOperator, epsilons: Any, *, inputs: Any = None,
-                    block_size: int | None = None) -> np.ndarray:
+                    block_size: int | None = None, normalised: bool = False) -> np.ndarray:
     """``gamma(eps) = max_{x,x'} D_{e^eps}(K_x || K_x')`` at many eps (Definition 1(2) of Balle et al. 2019).
 
-    Same guarantees as :func:`dobrushin` (each value rounded up, never below the exact
+    Same guarantees and inputs as :func:`dobrushin` (arrays and nested lists are checked as
+    ``MarkovOperator(K)`` does; each value rounded up, never below the exact
     one), sharing work across eps: the disjoint-support probe and the ultra-mixing pass
     are done once (every eps at or beyond the largest log-ratio costs nothing), and since
     ``D_{e^eps}`` is non-increasing in eps, upper bounds found at one eps prune the pairs
@@ -370,7 +455,14 @@ def dobrushin_curve(K: MarkovOperator, epsilons: Any, *, inputs: Any = None,
     eps = _check_epsilons(epsilons)
     prep = _prepare(K, _check_block(block_size))
     uniq, back = np.unique(eps, return_inverse=True)
-    vals = _curve_values(prep, uniq)
+    r = _normalisation(K) if _flag(normalised, "normalised") else 0.0
+    if r:  # rows not summing to 1.0: bounds for the normalised rows, as in dobrushin
+        orders = np.array([_raw_order(float(e), r) for e in uniq])
+        raw = _curve_values(prep, np.unique(orders))
+        at = dict(zip(np.unique(orders).tolist(), raw.tolist()))
+        vals = np.array([_widen(at[o], float(e), r) for o, e in zip(orders.tolist(), uniq)])
+    else:
+        vals = _curve_values(prep, uniq)
     # monotone envelope: each value bounds the curve at every larger eps as well
     vals = np.minimum.accumulate(vals)
     return vals[back]

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .coefficients import (DobrushinResult, UltraMixingResult, _check_epsilons, _operator, dobrushin, doeblin,
-                           ultra_mixing)
-from .pairwise import _INF_EPS, _Prep, _prepare
+from .coefficients import (DobrushinResult, UltraMixingResult, _check_epsilons, _flag, _normalisation, _operator,
+                           _raw_order, _shift, _widen, dobrushin, doeblin, ultra_mixing)
+from .pairwise import _INF_EPS, _U, _Prep, _prepare
 from .pruning import _curve_values
 from .._numerics import check_epsilon, check_int, check_probability, check_real
 from ..errors import IncompatibleOperatorsError, InvalidParameterError
@@ -114,6 +114,7 @@ class LDPGuarantee:
     dobrushin: DobrushinResult
     operator: MarkovOperator = field(repr=False, compare=False)
     _prep: _Prep = field(repr=False, compare=False, default=None)
+    _r: float = field(repr=False, compare=False, default=0.0)  # normalisation error covered (normalised=True)
     source: str = "Balle et al. 2019, Definition 1 read as local DP (all input pairs neighbours)"
 
     def __repr__(self) -> str:
@@ -131,7 +132,13 @@ class LDPGuarantee:
         scalar = np.ndim(eps) == 0
         arr = _check_epsilons(eps, "eps")
         uniq, back = np.unique(arr, return_inverse=True)
-        vals = np.minimum.accumulate(_curve_values(self._prep, uniq))[back]
+        if self._r:  # the normalised rows, as dobrushin(normalised=True)
+            orders = [_raw_order(float(e), self._r) for e in uniq]
+            raw = dict(zip(orders, _curve_values(self._prep, np.array(orders)).tolist()))
+            vals = np.array([_widen(raw[o], float(e), self._r) for o, e in zip(orders, uniq)])
+        else:
+            vals = _curve_values(self._prep, uniq)
+        vals = np.minimum.accumulate(vals)[back]
         return float(vals[0]) if scalar else vals
 
     def epsilon_at(self, delta: float, *, xtol: float = 1e-9) -> float:
@@ -170,13 +177,16 @@ def _check_xtol(value: Any, name: str) -> float:
     return x
 
 
-def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None) -> LDPGuarantee:
+def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None, normalised: bool = False) -> LDPGuarantee:
     """The local-DP guarantee of K itself, all input pairs being neighbours.
 
     gamma-ultra-mixing is ``(log(1/(1-gamma)), 0)``-LDP and (gamma, eps)-Dobrushin is
     ``(eps, gamma)``-LDP (the correspondence of Definition 1 of Balle et al. 2019 with
     local DP). ``eps_K`` is computed from the largest log-ratio directly (no ``1 - gamma``
-    cancellation) and rounded up.
+    cancellation) and rounded up. ``K`` may be an array or nested lists (checked as
+    ``MarkovOperator(K)`` does); ``normalised=True`` also covers the row-normalised operator
+    when a computed row sum is not 1.0 (``eps_K + log((1 + r) / (1 - r))``, and ``delta`` as
+    :func:`dobrushin` with ``normalised=True``).
 
     Examples
     --------
@@ -187,13 +197,18 @@ def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None) -> LDPGuarantee:
     (1.0, 0.287649)
     """
     K = _operator(K, inputs)
+    r = _normalisation(K) if _flag(normalised, "normalised") else 0.0
     prep = _prepare(K, None)
     core = prep.ultra
     if K.shape[0] < 2 or core.identical:
         eps = 0.0
     else:
         eps = core.log_max if core.shared and prep.disjoint is None else math.inf
-    return LDPGuarantee(epsilon=eps, ultra=ultra_mixing(K), dobrushin=dobrushin(K), operator=K, _prep=prep)
+    if r and 0.0 < eps < math.inf:  # every ratio moves by at most (1 + r) / (1 - r)
+        eps = math.nextafter((eps + _shift(r)) * (1.0 + 4 * _U), math.inf)
+    wide = bool(r)
+    return LDPGuarantee(epsilon=eps, ultra=ultra_mixing(K, normalised=wide), dobrushin=dobrushin(K, normalised=wide),
+                        operator=K, _prep=prep, _r=r)
 
 
 def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40) -> int:

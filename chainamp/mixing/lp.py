@@ -33,8 +33,8 @@ import cvxpy as cp
 import numpy as np
 
 from .lp_hockey import hockey_stick_lp, hockey_stick_lp_pairs
-from .lp_solver import (DEFAULT_LP_SOLVER, LP_SOLVERS, LPSolution, _check_solver_atol, _columns, _dense, _solution,
-                        _solve, _unscaled, _values)
+from .lp_solver import (DEFAULT_LP_SOLVER, LP_SOLVERS, LPSolution, _check_solver_atol, _check_verbose, _columns,
+                        _dense, _solution, _solve, _unscaled, _values)
 from .._numerics import LP_ATOL, ROW_SUM_ATOL, round_down, round_up
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
 # ---------------------------------------------------------------- Doeblin
 
 def doeblin_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_ATOL,
-               row_sum_atol: float = ROW_SUM_ATOL) -> LPSolution:
+               row_sum_atol: float = ROW_SUM_ATOL, verbose: bool = False) -> LPSolution:
     r"""The Doeblin LP: the largest total mass of a measure minorising every row of K.
 
     By Definition 1(3) of Balle et al. 2019, K is gamma-Doeblin when
@@ -94,6 +94,8 @@ def doeblin_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_AT
         Largest accepted width of the certified bracket (default ``LP_ATOL``).
     row_sum_atol : float, optional
         Accepted deviation of a row sum from 1 (default ``ROW_SUM_ATOL``).
+    verbose : bool, optional
+        Show the solver's log (default False: nothing is printed, the HiGHS banner included).
 
     Returns
     -------
@@ -117,11 +119,12 @@ def doeblin_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_AT
     """
     K = _dense(matrix, row_sum_atol)
     name, atol = _check_solver_atol(solver, lp_atol)
+    loud = _check_verbose(verbose)
     n, m = K.shape
     colmin, colmax, live = _columns(K)  # a zero column forces nu_y = 0
     t = cp.Variable(live.size, nonneg=True)  # t_y = nu_y / max_x K(x, y): every column scaled to max 1
     below = t[None, :] <= K[:, live] / colmax[live]
-    _solve(cp.Problem(cp.Maximize(colmax[live] @ t), [below]), name)
+    _solve(cp.Problem(cp.Maximize(colmax[live] @ t), [below]), name, loud)
     nu_raw = _unscaled(t.value, (m,), live, colmax, "nu", dual=False)
     w_raw = _unscaled(below.dual_value, (n, m), live, colmax, "w", dual=True)
 
@@ -143,7 +146,7 @@ def doeblin_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_AT
 # ---------------------------------------------------------------- ultra-mixing
 
 def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_ATOL,
-                    row_sum_atol: float = ROW_SUM_ATOL) -> LPSolution:
+                    row_sum_atol: float = ROW_SUM_ATOL, verbose: bool = False) -> LPSolution:
     r"""The ultra-mixing LP: the largest r with ``K(x, y) >= r K(x', y)`` for all x, x', y.
 
     By Definition 1(4) of Balle et al. 2019, K is gamma-ultra-mixing when every
@@ -193,7 +196,10 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
     is the repaired primal point ``f = min_x K(x, .)`` (the largest feasible
     floor) with ``r = min(solver's r clipped to [0, 1], min_y f_y / max_x K(x, y))``,
     rounded down past the rounding of the division. The caller's ultra-mixing
-    coefficient is ``gamma = 1 - lower``.
+    coefficient is ``gamma = 1 - lower``. When two rows have different supports the
+    optimum is 0 exactly (``r K(x', y) <= f_y <= K(x, y) = 0``) and no solver is called:
+    the bracket is ``[0, 0]`` (a multiplier ``1 / K(x', y)`` would overflow for a
+    subnormal ``K(x', y)``).
 
     Parameters
     ----------
@@ -205,6 +211,8 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
         Largest accepted width of the certified bracket (default ``LP_ATOL``).
     row_sum_atol : float, optional
         Accepted deviation of a row sum from 1 (default ``ROW_SUM_ATOL``).
+    verbose : bool, optional
+        Show the solver's log (default False: nothing is printed, the HiGHS banner included).
 
     Returns
     -------
@@ -232,19 +240,24 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
     """
     K = _dense(matrix, row_sum_atol)
     name, atol = _check_solver_atol(solver, lp_atol)
+    loud = _check_verbose(verbose)
     n, m = K.shape
     colmin, colmax, live = _columns(K)  # zero columns constrain nothing (their floor is 0)
+    split = live[colmin[live] == 0.0]
+    if split.size:  # supports differ: OPT = 0 exactly, no solver needed (and none copes with 1 / 5e-324)
+        return _split_supports(K, colmin, colmax, split, name, atol)
     scaled = K[:, live] / colmax[live]
     r = cp.Variable()
     g = cp.Variable(live.size)
     under = r * scaled <= g[None, :]
     over = g[None, :] <= scaled
     cap = r <= 1
-    _solve(cp.Problem(cp.Maximize(r), [under, over, cap, r >= 0]), name)
+    _solve(cp.Problem(cp.Maximize(r), [under, over, cap, r >= 0]), name, loud)
     r_raw = _values(r.value, (), "r")
     floor_raw = _unscaled(g.value, (m,), live, colmax, "floor", dual=False)
-    alpha_raw = _unscaled(under.dual_value, (n, m), live, colmax, "alpha", dual=True)
-    beta_raw = _unscaled(over.dual_value, (n, m), live, colmax, "beta", dual=True)
+    with np.errstate(over="ignore"):  # a multiplier over a subnormal column maximum may overflow: dropped below
+        alpha_raw = _unscaled(under.dual_value, (n, m), live, colmax, "alpha", dual=True)
+        beta_raw = _unscaled(over.dual_value, (n, m), live, colmax, "beta", dual=True)
     rho_raw = _values(cap.dual_value, (), "rho")
 
     # primal repair: floor = column minima; r capped so that r * colmax <= colmin on every live column
@@ -253,7 +266,7 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
     lower = round_down(r_rep, 2, lower=0.0)
 
     # dual repair: U(alpha) for alpha >= 0, beta on the column minima, rho = [1 - sum alpha K]_+
-    alpha = np.maximum(alpha_raw, 0.0)
+    alpha = np.maximum(np.where(np.isfinite(alpha_raw), alpha_raw, 0.0), 0.0)  # any alpha >= 0 certifies
     mass = alpha.sum(axis=0)
     covered = round_up(float(mass @ colmin), n + m + 2)
     used = round_down(float((alpha * K).sum()), n * m + 2)
@@ -269,3 +282,28 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
     dual = {"alpha": alpha, "beta": beta, "rho": rho, "alpha_solver": alpha_raw, "beta_solver": beta_raw,
             "rho_solver": rho_raw}
     return _solution(lower, upper, primal, dual, name, atol, "ultra-mixing LP")
+
+
+def _split_supports(K: np.ndarray, colmin: np.ndarray, colmax: np.ndarray, split: np.ndarray, name: str,
+                    atol: float) -> LPSolution:
+    """The ultra-mixing LP when two rows have different supports: its optimum is exactly 0.
+
+    A column y with ``K(x, y) = 0 < K(x', y)`` forces ``r K(x', y) <= f_y <= K(x, y) = 0``, so
+    every feasible r is 0: ``lower = upper = 0`` by this argument alone, in exact arithmetic. The
+    dual point recorded is ``alpha = 1 / K(x', y)`` on the largest such entry (``U(alpha) = 0``;
+    capped at the largest double when ``K(x', y)`` is subnormal, where the argument above, not
+    the rounded alpha, certifies the upper end).
+    """
+    n, m = K.shape
+    y = int(split[np.argmax(colmax[split])])
+    x = int(np.argmax(K[:, y]))
+    alpha = np.zeros((n, m))
+    with np.errstate(over="ignore"):
+        alpha[x, y] = min(1.0 / K[x, y], np.finfo(float).max)
+    beta = np.zeros((n, m))
+    beta[int(np.argmin(K[:, y])), y] = alpha[x, y]
+    zero = np.array(0.0)
+    primal = {"r": zero.copy(), "floor": colmin.copy(), "r_solver": zero.copy(), "floor_solver": colmin.copy()}
+    dual = {"alpha": alpha, "beta": beta, "rho": zero.copy(), "alpha_solver": alpha.copy(),
+            "beta_solver": beta.copy(), "rho_solver": zero.copy()}
+    return _solution(0.0, 0.0, primal, dual, name, atol, "ultra-mixing LP")

@@ -21,7 +21,8 @@ from . import analysis, chain, markov, spectral, stationary
 __all__ = (list(markov.__all__) + list(chain.__all__) + list(stationary.__all__) + list(spectral.__all__)
            + list(analysis.__all__))
 
-# Public to the layers above but not part of the top-level namespace: matrix validation (mixing.lp)
+# Public to the layers above but not part of the top-level namespace: matrix validation (mixing.lp), the
+# coercion of arrays and nested lists at the public boundaries (as_operator)
 # and the entrywise error model of products chainamp forms (amplification widens every bound by it).
-from .markov import as_matrix, check_row_sums  # noqa: E402
+from .markov import as_matrix, as_operator, check_row_sums  # noqa: E402
 from .products import EXACT, ProductError, multiply, operator_error, smallest_positive  # noqa: E402

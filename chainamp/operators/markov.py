@@ -5,9 +5,12 @@ dense numpy array or a scipy.sparse CSR matrix (graphs stay sparse), with
 optional hashable labels for inputs and outputs. It is immutable: the stored
 arrays are read-only and every operation returns a new operator.
 
-The stored floats *are* the operator: the row-sum tolerance only decides which
-matrices are accepted, and every coefficient chainamp reports is a bound for
-the matrix exactly as stored.
+Rows are accepted when they sum to 1 within ``row_sum_atol`` and stand for their
+normalised rows ``K(x, .) / sum_y K(x, y)``: the stored floats are kept as given, and
+the bounds chainamp certifies (:func:`chainamp.amplify`, the audit, ``chainamp
+coefficients``; the mixing coefficients with ``normalised=True``, Doeblin always) hold
+for the row-normalised operator (and for the rows as written); :func:`as_operator`
+coerces arrays and nested lists at the public boundaries.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ def as_matrix(matrix: Any) -> np.ndarray | sp.csr_matrix:
     """Convert to float64 dense array or CSR matrix, checking shape and entries."""
     if isinstance(matrix, MarkovOperator):
         return matrix._data
+    if _is_complex(matrix):  # numpy would silently drop the imaginary parts
+        raise TypeError("K must have real entries, got complex numbers")
     if sp.issparse(matrix):
         mat = sp.csr_matrix(matrix, dtype=float, copy=True)
         mat.sum_duplicates()
@@ -73,6 +78,28 @@ def as_matrix(matrix: Any) -> np.ndarray | sp.csr_matrix:
         bad = _first_bad(mat, values < 0)
         raise InvalidOperatorError(f"K entries must be non-negative (entry {bad} is negative)")
     return mat
+
+
+def _is_complex(matrix: Any) -> bool:
+    try:
+        return bool(np.iscomplexobj(matrix))
+    except (TypeError, ValueError):  # ragged nested lists: the conversion below says what is wrong
+        return False
+
+
+def as_operator(K: Any, name: str = "K") -> MarkovOperator:
+    """``K`` itself when it is a :class:`MarkovOperator`, else ``MarkovOperator(K)``: a numpy array, a
+    scipy.sparse matrix or nested lists of numbers, checked (and refused) exactly as the constructor does.
+
+    >>> as_operator([[0.5, 0.5], [0.25, 0.75]]).shape
+    (2, 2)
+    """
+    if isinstance(K, MarkovOperator):
+        return K
+    if K is None or isinstance(K, (str, bytes, dict, set)) or np.isscalar(K):
+        raise TypeError(f"{name} must be a MarkovOperator, a 2-D array or nested lists of numbers, "
+                        f"got {type(K).__name__} {K!r}")
+    return MarkovOperator(K)
 
 
 def _first_bad(mat, mask: np.ndarray) -> tuple[int, int]:
@@ -104,7 +131,8 @@ class MarkovOperator:
     inputs, outputs : sequence of hashable, optional
         Labels of the rows (X) and columns (Y); default ``range(n)`` / ``range(m)``.
     row_sum_atol : float, optional
-        Accepted deviation of a row sum from 1 (default ``ROW_SUM_ATOL = 1e-9``).
+        Accepted deviation of a row sum from 1 (default ``ROW_SUM_ATOL = 1e-9``). An accepted
+        row stands for the row divided by its sum; certified bounds cover that operator.
 
     Raises
     ------
@@ -431,8 +459,10 @@ def _preview(labels: tuple, k: int = 4) -> str:
 def kron(*operators: MarkovOperator) -> MarkovOperator:
     """Product operator for independent coordinates: ``K1 (x) K2 (x) ...``.
 
-    The input ``(x1, x2, ...)`` is mapped coordinate-wise; labels are tuples.
-    Sparse when any factor is sparse.
+    The input ``(x1, x2, ...)`` is mapped coordinate-wise. Labels are tuples with one entry
+    per factor, ``(x1, x2, ...)`` with ``x1`` a label of ``K1``, in lexicographic order of
+    the factors' label orders (``itertools.product``: the last factor varies fastest), which
+    is the row and column order of ``numpy.kron``. Sparse when any factor is sparse.
 
     Examples
     --------

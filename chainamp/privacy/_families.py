@@ -151,11 +151,36 @@ def _gaussian(cls: Any, sigma: float, sensitivity: float) -> Any:
         val = np.where(np.isfinite(val), val, 1.0)  # any other overflow: the trivial bound, never a small one
         # la = -inf (eps beyond ~1e150 mu): the exact value is positive but below any double
         val = np.where(np.isfinite(la), val, _TINY)
+        val = np.minimum(val, _gaussian_small_mu(mu, e))
         out[fin] = np.minimum(np.maximum(val, _TINY), 1.0)
         return out  # eps = inf: the two Gaussians share their support, delta(inf) = 0
 
     return cls(evaluate, name=f"Gaussian(sigma={sg:g}, sensitivity={D:g})", exact=True,
                source="Gaussian (Balle and Wang 2018, Theorem 8)")
+
+
+def _gaussian_small_mu(mu: float, e: np.ndarray) -> np.ndarray:
+    """An upper bound of the Gaussian profile that stays tight when ``mu = sensitivity / sigma`` is small.
+
+    The log-space form above carries an absolute error of about ``1e3 u Phi(a)``: at sigma = 1e300
+    it gives 1.3e-13 at eps = 0, where the value is ``2 Phi(mu/2) - 1`` = 4e-301. With
+    ``a = mu/2 - eps/mu`` and ``b = a - mu``, ``delta = (Phi(a) - Phi(b)) - (e^eps - 1) Phi(b)`` and
+    ``Phi(a) - Phi(b)`` is the integral of the normal density over ``[b, a]``, an interval of length
+    mu: at most ``mu phi(t*)`` with ``t*`` the point of ``[b, a]`` nearest 0. Each rounding moves the
+    bound up: ``|t*|`` taken 8 ulps low, ``b`` 8 ulps further from 0 before ``Phi(b)`` is taken, whose
+    logarithm (``log_ndtr``) is trusted to ``1e3 u (1 + |log Phi(b)|)`` as above.
+    """
+    u = UNIT_ROUNDOFF
+    with np.errstate(all="ignore"):
+        a = mu / 2.0 - e / mu
+        b = -mu / 2.0 - e / mu
+        near = np.where((a >= 0.0) & (b <= 0.0), 0.0, np.minimum(np.abs(a), np.abs(b)) * (1.0 - 8 * u))
+        mass = mu * np.exp(-0.5 * near * near) / math.sqrt(2.0 * math.pi) * (1.0 + 16 * u)
+        lb = log_ndtr(b * (1.0 + 8 * u))
+        phi_b = np.maximum(np.exp(lb) * (1.0 - 1e3 * u * (1.0 + np.abs(lb))), 0.0)
+        cap = (mass - np.expm1(e) * (1.0 - 8 * u) * phi_b) * (1.0 + 8 * u)
+    cap = np.where(np.isfinite(cap), np.nextafter(np.maximum(cap, 0.0), np.inf), 1.0)
+    return np.maximum(cap, _TINY)
 
 
 def _randomized_response(cls: Any, k: int, epsilon: float) -> Any:

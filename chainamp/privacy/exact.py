@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_epsilon, round_up_array
-from ..operators import MarkovOperator
+from ..operators import as_operator
 from .neighbors import neighbor_pairs
 from .profiles import PrivacyProfile
 
@@ -130,7 +130,8 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     of D_{e^eps}(M_u || M_u')`` (both orders of every pair count).
 
     ``M`` is a :class:`~chainamp.operators.MarkovOperator` or a row-stochastic matrix (rows =
-    data values, columns = outputs); ``neighbors`` is None (all pairs: local DP, so this is an
+    data values, columns = outputs: a numpy array, a scipy.sparse matrix or nested lists, checked
+    as ``MarkovOperator(M)`` does); ``neighbors`` is None (all pairs: local DP, so this is an
     LDP audit of any channel), a networkx Graph over M's input labels, or a list of label pairs.
 
     Method: for each unordered pair the outcomes are sorted once by the log-likelihood ratio
@@ -159,7 +160,7 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     >>> round(prof.delta(0.0), 6), round(prof.pure_epsilon, 6)
     (0.5, 1.098612)
     """
-    op = M if isinstance(M, MarkovOperator) else MarkovOperator(M)
+    op = as_operator(M, "M")
     labels = op.inputs
     pairs = neighbor_pairs(labels, neighbors)
     rows = pairs[pairs[:, 0] < pairs[:, 1]]

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from .._numerics import check_epsilon, check_float_array, check_int, check_positive, check_probability
+from .._numerics import (UNIT_ROUNDOFF, check_epsilon, check_float_array, check_int, check_positive,
+                         check_probability)
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator, kron
 
@@ -208,9 +209,33 @@ def _check_pq(p: Any, q: Any) -> tuple[float, float]:
     return p, q
 
 
+def _rappor_eps_one(f: float, p: float, q: float, q_star: float, p_star: float, h: int) -> float:
+    """``h |log(q* (1 - p*) / (p* (1 - q*)))|`` (Erlingsson, Pihur, Korolova 2014), rounded up; ``inf``
+    when a factor is 0.
+
+    The complements are formed from the complements of p and q (``1 - q* = (f/2)(1 - p) +
+    (1 - f/2)(1 - q)``, ``1 - p* = (f/2)(1 - q) + (1 - f/2)(1 - p)``; ``1 - p`` is exact for
+    p >= 1/2 by Sterbenz's lemma), not as ``1 - q*``, which cancels: at ``p = 1 - 1e-16, q = 1``
+    ``1 - q*`` rounds to 0 while the value is log 3. Each factor carries a few roundings
+    (relative ``8u``, so ``8u`` in its log) and each log one ulp: the sum is pushed up by both.
+    """
+    a, b = 1.0 - p, 1.0 - q
+    factors = (q_star, (0.5 * f) * b + (1.0 - 0.5 * f) * a, p_star, (0.5 * f) * a + (1.0 - 0.5 * f) * b)
+    if min(factors) <= 0.0:  # with p != q a zero factor means a report one bit value never gives
+        return math.inf
+    logs = [math.log(v) for v in factors]
+    value = abs((logs[0] + logs[1]) - (logs[2] + logs[3]))
+    err = 4 * 8 * UNIT_ROUNDOFF + 8 * UNIT_ROUNDOFF * sum(abs(v) for v in logs)
+    return math.nextafter(h * (value + err) * (1.0 + 4 * UNIT_ROUNDOFF), math.inf)
+
+
 @dataclass(frozen=True)
 class RapporPipeline:
     """RAPPOR on m-bit Bloom filters as two Markov operators (see :func:`rappor_pipeline`).
+
+    Labels: a Bloom filter or a report is the m-tuple of its bits ``(b_0, ..., b_{m-1})``, bit i at
+    position i; rows and columns run through all 2^m tuples in lexicographic order (``(0, ..., 0)``,
+    ``(0, ..., 0, 1)``, ..., ``(1, ..., 1)``: the last bit varies fastest, as in :func:`kron`).
 
     Attributes
     ----------
@@ -219,7 +244,8 @@ class RapporPipeline:
     instantaneous : MarkovOperator
         ``rappor_instantaneous(p, q)`` on each bit, 2^m x 2^m over bit tuples.
     bloom_filters : tuple of tuple
-        The possible true Bloom filters (the inputs of ``mechanism``).
+        The possible true Bloom filters (the inputs of ``mechanism``); by default every filter
+        with h ones, ordered by the positions of its ones (``itertools.combinations``).
     epsilon_inf, epsilon_one : float
         The paper's bounds for the permanent report and for one instantaneous report.
     q_star, p_star : float
@@ -344,8 +370,7 @@ def rappor_pipeline(m: int, h: int, f: float = 0.5, p: float = 0.5, q: float = 0
     q_star = 0.5 * f * (p + q) + (1.0 - f) * q
     p_star = 0.5 * f * (p + q) + (1.0 - f) * p
     eps_inf = 2.0 * h * (math.log1p(-f / 2.0) - math.log(f / 2.0)) if f > 0 else math.inf
-    with np.errstate(divide="ignore"):
-        eps_one = h * abs(float(np.log(q_star) + np.log1p(-p_star) - np.log(p_star) - np.log1p(-q_star)))
+    eps_one = _rappor_eps_one(f, p, q, q_star, p_star, h)
     return RapporPipeline(
         m=m, h=h, f=f, p=p, q=q,
         permanent=_bitwise(rappor_permanent(f), m),
