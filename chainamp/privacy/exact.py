@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import UNIT_ROUNDOFF, check_epsilon, round_up_array
+from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_epsilon, round_up_array
 from ..operators import as_operator
 from .neighbors import neighbor_pairs
 from .profiles import PrivacyProfile
@@ -85,7 +85,9 @@ class ExactProfile(PrivacyProfile):
             logQ = np.log(Q)  # -inf where Q = 0
             cQ = np.exp(e + logQ)  # 0 where Q = 0, inf on overflow
             shrink = 1.0 - u * (2.0 * e + 10.0 * np.abs(np.where(Q > 0, logQ, 0.0)) + m + 16)
-            B = cQ * np.maximum(shrink, 0.0)
+            # relative shrink for normal results; in the subnormal range exp and the product each round by
+            # up to one absolute unit 2^-1074 that no relative factor covers, so subtract two of them
+            B = np.maximum(cQ * np.maximum(shrink, 0.0) - 2.0 * SMALLEST_SUBNORMAL, 0.0)
             B[shrink <= 0] = 0.0  # no usable lower bound of e^eps Q: drop it (also avoids inf * 0)
             X = np.maximum(P * (1.0 + (m + 4) * u) - B, 0.0)
         # X is exact up to one relative rounding of the subtraction (covered by the caller's round-up)
