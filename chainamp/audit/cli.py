@@ -331,7 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="chainamp", formatter_class=_fmt(),
         description="Certified privacy amplification by stochastic post-processing.",
         epilog="examples:\n  chainamp demo\n  chainamp audit datasets/two_stage_rr/pipeline.toml\n"
-               "  chainamp coefficients K.csv --epsilon 1\n  chainamp amplify --epsilon 2 --delta 1e-6 K.csv\n\n"
+               "  chainamp coefficients K.csv --epsilon 1\n  chainamp amplify --epsilon 2 --delta 1e-6 K.csv\n"
+               "  chainamp design M.csv --epsilon 1\n\n"
                "exit codes: 0 success, 1 a claim is not certified (audit), 2 invalid input")
     p.add_argument("--version", action="version", version=f"chainamp {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -392,6 +393,10 @@ def build_parser() -> argparse.ArgumentParser:
     _row_sum_option(a)
     outputs(a)
     a.set_defaults(func=_amplify)
+
+    from .cli_design import add_design_command  # that module builds on this one's helpers: imported here
+
+    add_design_command(sub, outputs)
     return p
 
 

@@ -1,0 +1,139 @@
+"""The ``chainamp design`` command: the least-loss post-processing for a privacy target.
+
+Two forms, one per function of :mod:`chainamp.design`:
+
+* ``chainamp design M.csv --epsilon 1 [--delta D]``: the operator K after the finite
+  mechanism M (a matrix file, rows = data values) that loses the least expected
+  accuracy while M then K is certified (epsilon, delta)-LDP
+  (:func:`chainamp.design.optimal_post_processing`);
+* ``chainamp design --states N --gamma G [--coefficient doeblin]``: for black-box
+  inputs, the least-loss N-state K whose Dobrushin (or Doeblin) coefficient is at
+  most G (:func:`chainamp.design.optimal_mixing_operator`).
+
+Both print the result's sentence and table, then K itself with its labels; ``--loss``
+and ``--prior`` read the loss matrix and the prior from CSV or NPY files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._numerics import text_table
+from .cli import (EXIT_OK, _check_delta_option, _check_epsilon_option, _check_report_path, _check_row_sum_atol,
+                  _emit, _fmt, _row_sum_option, _UsageError, _wrap)
+from .fields import _read_array
+
+__all__: list[str] = []
+
+#: K is printed entry by entry up to this many rows and columns; larger ones only in --json and --report
+PRINT_MAX = 20
+
+
+class _DesignView:
+    """A :class:`~chainamp.design.DesignResult` as the command line shows it: its own text, then K."""
+
+    def __init__(self, result: Any, source: str):
+        self.result, self.source = result, source
+        self.headline = getattr(result, "headline", None) or str(result).splitlines()[0]
+        self.reports = {"K": result.K}
+        if getattr(result, "report", None) is not None:
+            self.reports = {"M then K": result.report, "K": result.K}
+
+    def __str__(self) -> str:
+        K = self.result.K
+        n, m = K.shape
+        if n > PRINT_MAX or m > PRINT_MAX:
+            shown = f"K is {n}x{m}: use --json or --report to see its entries"
+        else:
+            rows = [[repr(x)] + [f"{v:.6g}" for v in row] for x, row in zip(K.inputs, K.matrix.tolist())]
+            shown = ("K (rows: what K reads, columns: what it publishes):\n"
+                     + text_table([""] + [repr(y) for y in K.outputs], rows))
+        return f"{self.result}\n\n{shown}"
+
+    def _repr_html_(self) -> str:
+        return self.result._repr_html_()
+
+    def to_dict(self) -> dict:
+        out = dict(self.result.to_dict())
+        out.setdefault("source", self.source)
+        return out
+
+
+def _table(path: str | None, option: str, ndim: int) -> np.ndarray | None:
+    """A loss matrix (``ndim = 2``) or a prior (``ndim = 1``: one row or one column) from CSV or NPY."""
+    if path is None:
+        return None
+    arr = _read_array(Path(path).expanduser())
+    if ndim == 1:
+        if 1 not in arr.shape:
+            raise _UsageError(f"{option}: {path}: a prior is one row or one column of numbers (got shape "
+                              f"{arr.shape[0]}x{arr.shape[1]})")
+        arr = arr.ravel()
+    return arr
+
+
+def _design(args: argparse.Namespace) -> int:
+    from ..design import optimal_mixing_operator, optimal_post_processing
+    from .._numerics import Progress
+    from .io import load_operator
+
+    _check_report_path(args.report)
+    loss, prior = _table(args.loss, "--loss", 2), _table(args.prior, "--prior", 1)
+    if args.matrix is not None:
+        if args.states is not None or args.gamma is not None:
+            raise _UsageError("give either a mechanism MATRIX with --epsilon, or --states with --gamma, not both")
+        if args.epsilon is None:
+            raise _UsageError("--epsilon: required with a mechanism MATRIX (the target epsilon' of M then K)")
+        _check_epsilon_option(args.epsilon, "--epsilon")
+        if math.isinf(args.epsilon):
+            raise _UsageError(f"--epsilon: must be finite (got {args.epsilon})")
+        _check_delta_option(args.delta, "--delta")
+        M = load_operator(args.matrix, row_sum_atol=_check_row_sum_atol(args.row_sum_atol))
+        with Progress("design"):
+            result = optimal_post_processing(M, args.epsilon, delta=args.delta, loss=loss, prior=prior)
+        source = args.matrix
+    else:
+        if args.states is None or args.gamma is None:
+            raise _UsageError("give a mechanism MATRIX with --epsilon, or --states N with --gamma G")
+        if args.epsilon is not None or args.delta != 0.0:
+            raise _UsageError("--epsilon/--delta: only with a mechanism MATRIX (with --states, give --gamma)")
+        with Progress("design"):
+            result = optimal_mixing_operator(args.states, args.gamma, coefficient=args.coefficient, loss=loss,
+                                             prior=prior)
+        source = f"{args.states} states, {args.coefficient} <= {args.gamma:g}"
+    _emit(_DesignView(result, source), args, title=f"design: {source}")
+    return EXIT_OK
+
+
+def add_design_command(sub: Any, outputs: Any) -> None:
+    """The ``design`` subcommand on the subparsers ``sub`` (``outputs`` adds ``--json`` and ``--report``)."""
+    d = sub.add_parser(
+        "design", help="the least-loss post-processing K for a privacy target (an LP, certified)",
+        description=_wrap("With a mechanism MATRIX: the operator K after M (from M's outputs to M's inputs) with the "
+                          "least expected loss (default 0-1 loss, uniform prior) such that M then K is certified "
+                          "(epsilon, delta)-LDP; chainamp re-certifies the K it prints with its own exact code. "
+                          "With --states N: for black-box inputs, the least-loss N-state K whose Dobrushin (or "
+                          "Doeblin) coefficient is at most --gamma."),
+        formatter_class=_fmt(),
+        epilog="examples:\n  chainamp design M.csv --epsilon 1\n  chainamp design M.csv --epsilon 1 --delta 1e-6 "
+               "--loss L.csv --json\n  chainamp design --states 4 --gamma 0.5 --coefficient doeblin")
+    d.add_argument("matrix", nargs="?", default=None,
+                   help="a CSV or NPY file of the finite mechanism M (rows: data values, columns: its outputs)")
+    d.add_argument("--epsilon", type=float, default=None, help="the target epsilon' of M then K (with MATRIX)")
+    d.add_argument("--delta", type=float, default=0.0, help="the target delta' (default 0)")
+    d.add_argument("--states", type=int, default=None, metavar="N", help="design an N-state K for black-box inputs")
+    d.add_argument("--gamma", type=float, default=None, help="the largest coefficient allowed (with --states)")
+    d.add_argument("--coefficient", choices=("dobrushin", "doeblin"), default="dobrushin",
+                   help="which coefficient --gamma bounds (default dobrushin)")
+    d.add_argument("--loss", metavar="FILE", default=None,
+                   help="CSV or NPY loss matrix, rows: data values, columns: what K publishes (default 0-1 loss)")
+    d.add_argument("--prior", metavar="FILE", default=None,
+                   help="CSV or NPY prior over the data values, one row or column (default uniform)")
+    _row_sum_option(d)
+    outputs(d)
+    d.set_defaults(func=_design)

@@ -1,0 +1,92 @@
+"""``chainamp design``: the least-loss post-processing for a target, from the command line (issue 13)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import chainamp as ca
+from chainamp.audit.cli import EXIT_INVALID, EXIT_OK, main
+
+
+@pytest.fixture
+def files(tmp_path):
+    M = ca.mechanisms.randomized_response(4, 3.0)
+    np.savetxt(tmp_path / "M.csv", M.matrix, delimiter=",")
+    np.savetxt(tmp_path / "L.csv", 1 - np.eye(4), delimiter=",")
+    np.savetxt(tmp_path / "prior.csv", [[0.4, 0.3, 0.2, 0.1]], delimiter=",")
+    np.savetxt(tmp_path / "bad_prior.csv", np.full((2, 2), 0.25), delimiter=",")
+    return tmp_path
+
+
+def test_design_after_a_mechanism_prints_K_and_its_certificate(files, capsys):
+    assert main(["design", str(files / "M.csv"), "--epsilon", "1"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("K keeps the pipeline at eps' <= 1 (certified)")
+    assert "K (rows: what K reads, columns: what it publishes):" in out
+    assert [line.split()[0] for line in out.splitlines() if line[:2] in ("0 ", "1 ", "2 ", "3 ")] == list("0123")
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-3], ids=["pure", "delta"])
+def test_design_json_is_certified_against_the_target(files, capsys, delta):
+    argv = ["design", str(files / "M.csv"), "--epsilon", "1", "--delta", str(delta), "--loss", str(files / "L.csv"),
+            "--prior", str(files / "prior.csv"), "--json"]
+    assert main(argv) == EXIT_OK
+    data = json.loads(capsys.readouterr().out)
+    K = np.array(data["K"]["matrix"])
+    M = ca.mechanisms.randomized_response(4, 3.0)
+    report = ca.amplify(M, ca.MarkovOperator(K), delta=delta)
+    assert report.epsilon_at(delta) <= 1.0  # chainamp's own certificate of what was printed
+    assert data["dual_bound"] <= data["objective"] <= data["dual_bound"] + 1e-7
+
+
+@pytest.mark.parametrize("coefficient", ["dobrushin", "doeblin"])
+def test_design_for_black_box_inputs(capsys, coefficient):
+    assert main(["design", "--states", "3", "--gamma", "0.5", "--coefficient", coefficient]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith(f"K has {coefficient.capitalize()} coefficient <= 0.5 (certified)")
+    assert "expected loss 0.333333" in out  # (n - 1)(1 - gamma) / n at n = 3, gamma = 1/2
+
+
+def test_design_report_file(files, capsys):
+    target = files / "design.html"
+    assert main(["design", str(files / "M.csv"), "--epsilon", "1", "--report", str(target)]) == EXIT_OK
+    text = target.read_text()
+    assert "K keeps the pipeline" in text and "<img" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["design", "{M}"], r"--epsilon: required with a mechanism MATRIX"),
+    (["design", "{M}", "--epsilon", "-1"], r"--epsilon: must be a number >= 0 \(got -1.0\)"),
+    (["design", "{M}", "--epsilon", "inf"], r"--epsilon: must be finite"),
+    (["design", "{M}", "--epsilon", "1", "--delta", "2"], r"--delta: must be in \[0, 1\] \(got 2.0\)"),
+    (["design", "{M}", "--epsilon", "1", "--states", "3", "--gamma", "0.5"], r"either a mechanism MATRIX .* not both"),
+    (["design"], r"give a mechanism MATRIX with --epsilon, or --states N with --gamma G"),
+    (["design", "--states", "3"], r"give a mechanism MATRIX with --epsilon, or --states N with --gamma G"),
+    (["design", "--states", "3", "--gamma", "0.5", "--epsilon", "1"], r"--epsilon/--delta: only with a mechanism"),
+    (["design", "{M}", "--epsilon", "1", "--prior", "{bad_prior}"], r"--prior: .*one row or one column .*2x2"),
+    (["design", "{M}", "--epsilon", "1", "--report", "{M}.txt"], r"--report: .*must end in .html or .md"),
+], ids=["no-epsilon", "negative-epsilon", "infinite-epsilon", "bad-delta", "both-forms", "nothing", "no-gamma",
+        "epsilon-with-states", "prior-shape", "report-suffix"])
+def test_design_usage_errors_are_one_line_and_exit_2(files, capsys, argv, message):
+    argv = [a.format(M=files / "M.csv", bad_prior=files / "bad_prior.csv") for a in argv]
+    assert main(argv) == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert err.startswith("chainamp design: error: ") and len(err.strip().splitlines()) == 1
+    assert __import__("re").search(message, err), err
+
+
+def test_design_errors_from_the_library_are_one_line(files, capsys):
+    np.savetxt(files / "L3.csv", np.ones((3, 3)), delimiter=",")
+    assert main(["design", str(files / "M.csv"), "--epsilon", "1", "--loss", str(files / "L3.csv")]) == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert err.startswith("chainamp design: error: ") and "loss" in err
+
+
+def test_design_help_lists_both_forms(capsys):
+    with pytest.raises(SystemExit):
+        main(["design", "--help"])
+    out = capsys.readouterr().out
+    assert "--states" in out and "--gamma" in out and "chainamp design M.csv --epsilon 1" in out
