@@ -6,8 +6,10 @@ must be sound (never below the reference) and as tight as stated.
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
+from fractions import Fraction
 
 import mpmath as mp
 import pytest
@@ -70,3 +72,27 @@ def test_gaussian_profile_is_sound_and_tight(sigma, eps):
 def test_gaussian_issue_value():
     got = ca.PrivacyProfile.gaussian(1e300).delta(0.0)
     assert 3.98e-301 < got < 4.0e-301  # was 1.3e-13
+
+
+_TINY_GRID = [0.0, 1e-300, 1e-16, 0.25, 0.75, 1 - 1e-16, 1.0]
+
+
+@pytest.mark.parametrize("f", _TINY_GRID, ids=lambda v: f"f={v:g}")
+def test_rappor_epsilon_one_never_below_exact_on_a_grid_of_extreme_parameters(f):
+    """RAPPOR's eps_1 at extreme f, p, q: p* and q* can be subnormal (f = 1e-16, q = 1e-300), where forming
+    them directly loses seven digits; the log-space evaluation keeps eps_1 an upper bound of the exact value
+    (Fractions, then 60-digit logs) and tight within 1e-9 relative where it is finite."""
+    for p, q in itertools.product(_TINY_GRID, _TINY_GRID):
+        if p == q:
+            continue
+        got = mechanisms.rappor_pipeline(2, 1, f=f, p=p, q=q).epsilon_one
+        F_, P, Q = Fraction(f), Fraction(p), Fraction(q)
+        qs, ps = F_ / 2 * (P + Q) + (1 - F_) * Q, F_ / 2 * (P + Q) + (1 - F_) * P
+        if qs in (0, 1) or ps in (0, 1):
+            assert got == math.inf, (f, p, q, got)
+            continue
+        r = qs * (1 - ps) / (ps * (1 - qs))
+        with mp.workdps(60):
+            exact = abs(mp.log(r.numerator) - mp.log(r.denominator))
+        assert got >= exact, (f, p, q, got, exact)
+        assert got <= exact * (1 + 1e-9) + 1e-11, (f, p, q, got, exact)
