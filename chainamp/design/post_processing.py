@@ -141,12 +141,15 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
 
     solver_name = check_solver(solver)
     mat = np.asarray(Mop.matrix, dtype=float)
+    # rows accepted within row_sum_atol stand for their normalised rows, which is what amplify certifies:
+    # the LP, its dual bound and the objective are for that operator too
+    mat = mat / mat.sum(axis=1, keepdims=True)
     C = mat.T @ (pi[:, None] * ell)
     n = mat.shape[0]
 
     def certify(K: np.ndarray):
         rep = amplify(Mop, operator(K, Mop.outputs, outs), neighbors=neighbors, delta=d)
-        return rep if rep.epsilon_at(d) <= eps else None
+        return rep if _meets(rep, eps, d) else None
 
     def screen(K: np.ndarray) -> bool:  # the stored product's exact profile: guides the repair's search only
         prof = privacy_profile(MarkovOperator(mat @ K, inputs=Mop.inputs, row_sum_atol=1.0), neighbors)
@@ -198,9 +201,22 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         Kop = operator(K, Mop.outputs, outs)
     return DesignResult(K=Kop, objective=objective, dual_bound=dual, report=report, notes=tuple(notes),
                         kind="post_processing", target_epsilon=eps, target_delta=d,
-                        certified_epsilon=report.epsilon_at(d), repair=lam,
+                        certified_epsilon=_certified_epsilon(report, eps, d), repair=lam,
                         solver=None if lp_out is None else lp_out.solver,
                         status=None if lp_out is None else lp_out.status)
+
+
+def _meets(report: Any, eps: float, d: float) -> bool:
+    """Whether the report certifies (eps, d): its eps' at delta' = d is at most eps, or (d > 0) its delta' at
+    eps' = eps is at most d. Both are certified statements of the same guarantee; the second is needed at
+    eps = 0, where the error model of the product M K keeps every certified eps' a few ulps above 0."""
+    return report.epsilon_at(d) <= eps or (d > 0.0 and report.delta_at(eps) <= d)
+
+
+def _certified_epsilon(report: Any, eps: float, d: float) -> float:
+    """The certified eps' at delta' = d, or eps itself when the certificate is delta'(eps) <= d."""
+    got = report.epsilon_at(d)
+    return got if got <= eps else eps
 
 
 def _check_mechanism(M: Any) -> MarkovOperator:
