@@ -176,10 +176,11 @@ def _csv_error(path: Path, detail: str) -> InvalidOperatorError:
 def _csv_number(cell: str, path: Path, line: int, column: int) -> float:
     """A cell: a number, or an exact fraction such as ``1/3`` (as in pipeline files)."""
     try:
-        return float(cell)
+        if "_" not in cell:  # float() reads '0_5' as 5.0 (Python's digit grouping): not a CSV number
+            return float(cell)
     except ValueError:
         pass
-    if "/" in cell:
+    if "/" in cell and "_" not in cell:
         try:
             return float(Fraction(cell.replace(" ", "")))
         except (ValueError, ZeroDivisionError):

@@ -54,6 +54,9 @@ def as_matrix(matrix: Any) -> np.ndarray | sp.csr_matrix:
         return matrix._data
     if _is_complex(matrix):  # numpy would silently drop the imaginary parts
         raise TypeError("K must have real entries, got complex numbers")
+    if isinstance(matrix, np.ma.MaskedArray):  # numpy would silently use the values under the mask
+        raise TypeError("K must not be a masked array: fill or remove the masked entries first "
+                        f"({int(np.ma.count_masked(matrix))} masked)")
     if sp.issparse(matrix):
         mat = sp.csr_matrix(matrix, dtype=float, copy=True)
         mat.sum_duplicates()

@@ -44,3 +44,10 @@ def test_nested_list_mechanism_stays_a_list_of_points():
 def test_amplify_coercion_errors(K, err, match):
     with pytest.raises(err, match=match):
         amplify(DP(1.0), K)
+
+
+def test_masked_arrays_are_refused():
+    """A masked array's hidden values would be certified silently: refuse it."""
+    K = np.ma.array([[0.5, 0.5], [1.0, 0.0]], mask=[[0, 0], [0, 1]])
+    with pytest.raises(TypeError, match=r"K must not be a masked array.*1 masked"):
+        ca.dobrushin(K)

@@ -208,3 +208,11 @@ def test_rappor_labels_are_bit_tuples_in_lexicographic_order():
         if Path("docs/pipeline-format.md").is_file() else ""
     if doc:
         assert "Its labels are bit tuples" in doc and "last bit fastest" in doc
+
+
+def test_underscore_digits_are_not_numbers(tmp_path):
+    """Python's float() reads '0_5' as 5.0; a CSV cell written that way is refused, not misread."""
+    f = tmp_path / "K.csv"
+    f.write_text("0_5,0.5\n0.5,0.5\n")
+    with pytest.raises(InvalidOperatorError, match=r"line 1, column 1: '0_5' is not a number"):
+        cio.load_operator(f)
