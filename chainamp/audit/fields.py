@@ -187,6 +187,8 @@ def _csv_number(cell: str, path: Path, line: int, column: int) -> float:
             pass
     where = f"line {line}, column {column}"
     try:
+        if "_" in cell:
+            raise ValueError(cell)
         complex(cell.replace(" ", ""))
     except ValueError:
         raise _csv_error(path, f"{where}: {repr(cell) if cell else 'an empty cell'} is not a number") from None
