@@ -1,8 +1,11 @@
 """The catalogue of local-DP mechanisms as Markov operators (randomized response, RAPPOR,
-unary encodings, the exponential mechanism).
+unary encodings, the exponential mechanism), and the input adapters for pure-ldp and multi-freq-ldpy.
 
 The public namespace ``chainamp.mechanisms``; the code lives in :mod:`chainamp.privacy.mechanisms`.
 """
 
 from .privacy.mechanisms import *  # noqa: F401,F403
-from .privacy.mechanisms import __all__  # noqa: F401
+from .privacy.adapters import *  # noqa: F401,F403
+from .privacy import adapters as _adapters, mechanisms as _mechanisms
+
+__all__ = list(_mechanisms.__all__) + list(_adapters.__all__)

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from .._numerics import (UNIT_ROUNDOFF, check_epsilon, check_float_array, check_int, check_positive,
+from ._rappor_epsilon import _rappor_eps_one
+from .._numerics import (check_epsilon, check_float_array, check_int, check_positive,
                          check_probability)
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator, kron
@@ -207,48 +208,6 @@ def _check_pq(p: Any, q: Any) -> tuple[float, float]:
     if p == q:
         raise InvalidParameterError(f"p and q must differ, or the report ignores the bit (got p = q = {p!r})")
     return p, q
-
-
-def _log_add(x: float, y: float) -> float:
-    """``log(e^x + e^y)`` for log values, ``-inf`` allowed."""
-    if x == -math.inf:
-        return y
-    if y == -math.inf:
-        return x
-    hi, lo = max(x, y), min(x, y)
-    return hi + math.log1p(math.exp(lo - hi))
-
-
-def _log(v: float) -> float:
-    return math.log(v) if v > 0.0 else -math.inf
-
-
-def _rappor_eps_one(f: float, p: float, q: float, q_star: float, p_star: float, h: int) -> float:
-    """``h |log(q* (1 - p*) / (p* (1 - q*)))|`` (Erlingsson, Pihur, Korolova 2014), rounded up; ``inf``
-    when a factor is 0.
-
-    Each factor is a sum of two products, e.g. ``q* = (f/2)(p + q) + (1 - f) q``, evaluated in log space
-    (``log(f/2) + log(p + q)`` and ``log1p(-f) + log q``, added by a log-sum-exp), so no product underflows:
-    formed directly, ``p*`` at ``f = 1e-16, q = 1e-300`` is subnormal and carries a relative error of 1e-7.
-    The complements come from the complements of p and q (``1 - q* = (f/2)(1 - p) + (1 - f/2)(1 - q)``,
-    ``1 - p* = (f/2)(1 - q) + (1 - f/2)(1 - p)``; ``1 - p`` is exact for p >= 1/2 by Sterbenz's lemma),
-    not as ``1 - q*``, which cancels: at ``p = 1 - 1e-16, q = 1`` ``1 - q*`` rounds to 0 while the value is
-    log 3. Every log carries a few roundings, each within ``16 u`` of its magnitude plus ``16 u``: the
-    sum is pushed up by all of them.
-    """
-    a, b = 1.0 - p, 1.0 - q
-    lf2, l1f, l1f2 = _log(0.5 * f), math.log1p(-f) if f < 1.0 else -math.inf, math.log1p(-0.5 * f)
-    lpq = _log(p + q)
-    logs = [_log_add(lf2 + lpq, l1f + _log(q)),          # q*
-            _log_add(lf2 + _log(b), l1f2 + _log(a)),     # 1 - p* = (f/2)(1 - q) + (1 - f/2)(1 - p)
-            _log_add(lf2 + lpq, l1f + _log(p)),          # p*
-            _log_add(lf2 + _log(a), l1f2 + _log(b))]     # 1 - q* = (f/2)(1 - p) + (1 - f/2)(1 - q)
-    if min(logs) == -math.inf:  # with p != q a zero factor means a report one bit value never gives
-        return math.inf
-    value = abs((logs[0] + logs[1]) - (logs[2] + logs[3]))
-    parts = [abs(v) for v in (lf2, lpq, l1f, l1f2) if math.isfinite(v)]  # a -inf term adds no rounding
-    err = 16 * UNIT_ROUNDOFF * (sum(abs(v) + 1.0 for v in logs) + sum(parts) + 4.0)
-    return math.nextafter(h * (value + err) * (1.0 + 4 * UNIT_ROUNDOFF), math.inf)
 
 
 @dataclass(frozen=True)
