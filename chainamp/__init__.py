@@ -12,13 +12,14 @@ this list (see docs/architecture.md):
 * ``mixing``: the coefficients of Definition 1 (exact, by pair scans, and as LPs);
 * ``privacy``: divergences, privacy profiles, the mechanism catalogue;
 * ``amplification``: Theorem 1, ``amplify``, steps and calibration;
-* ``utility`` (frequency estimation through the chain, privacy-utility frontiers), ``renyi``
+* ``accounting`` (composition over many reports, memoized reports, dp-accounting and OpenDP),
+  ``utility`` (frequency estimation through the chain, privacy-utility frontiers), ``renyi``
   (Section 4) and ``diffusion`` (Section 5);
 * ``design``: the least-loss post-processing for a target, by linear programming;
 * ``audit``: pipeline files, verdicts, reports, plots and the command line.
 
 Top-level names are re-exported from those folders; ``chainamp.mechanisms``,
-``chainamp.lp``, ``chainamp.renyi``, ``chainamp.diffusion``, ``chainamp.utility``,
+``chainamp.lp``, ``chainamp.renyi``, ``chainamp.diffusion``, ``chainamp.accounting``, ``chainamp.utility``,
 ``chainamp.design``, ``chainamp.io``,
 ``chainamp.plot``, ``chainamp.report`` and ``chainamp.cli`` are namespaces.
 """
@@ -32,7 +33,8 @@ from .mixing import *  # noqa: F401,F403
 from .privacy import *  # noqa: F401,F403
 from .amplification import *  # noqa: F401,F403
 from . import amplification, mechanisms, mixing, operators, privacy, renyi, diffusion  # noqa: F401,E402
-from . import utility, design  # noqa: F401,E402
+from . import accounting, utility, design  # noqa: F401,E402
+from .accounting import amplify_reports, compose  # noqa: F401,E402
 
 
 def __getattr__(name: str):
@@ -45,7 +47,8 @@ def __getattr__(name: str):
 __version__ = "0.1.0.dev0"
 
 __all__ = sorted(
-    {"errors", "lp", "mechanisms", "renyi", "diffusion", "utility", "design", "__version__"}
+    {"errors", "lp", "mechanisms", "renyi", "diffusion", "accounting", "utility", "design", "__version__",
+     "amplify_reports", "compose"}
     | set(errors.__all__) | set(operators.__all__) | set(mixing.__all__) | set(privacy.__all__)
     | set(amplification.__all__)
 )

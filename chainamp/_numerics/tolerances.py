@@ -15,7 +15,8 @@ __all__ = ["ROW_SUM_ATOL", "DIST_SUM_ATOL", "LP_ATOL", "LP_FEAS_ATOL", "UNIT_ROU
            "BISECTION_ATOL", "STATIONARY_RESIDUAL_ATOL", "QUAD_EPSREL",
            "SMALLEST_SUBNORMAL", "TIE_BUDGET", "TIE_ERR", "L1_FORM_MAX_ERR", "REFUTE_RTOL", "REFUTE_ATOL",
            "ESTIMATOR_RANK_RTOL", "SUPPORT_RATE_ATOL", "IBU_GAP_TOL",
-           "DESIGN_MAX_REPAIR", "DISPLAY_ZERO_ATOL"]
+           "DESIGN_MAX_REPAIR", "DISPLAY_ZERO_ATOL", "PLD_DISCRETIZATION", "PLD_TAIL_MASS",
+           "DOMINATING_GRID_POINTS", "DOMINATING_DELTA_FLOOR"]
 
 #: A row of a Markov operator is accepted when ``|sum(row) - 1| <= ROW_SUM_ATOL``.
 ROW_SUM_ATOL = 1e-9
@@ -71,3 +72,17 @@ DESIGN_MAX_REPAIR = 1e-3
 #: exactly 0 -- prints as "≈ 0" and is drawn as 0 rather than stretching a log axis to 1e-15 (capped at
 #: 1e-3 times a positive target delta', so that a delta' the user asked about is never hidden).
 DISPLAY_ZERO_ATOL = 1e-12
+
+#: Composition (``chainamp.compose``, ``PrivacyProfile.to_dp_accounting``): the grid step of the privacy losses
+#: handed to dp-accounting. Losses are split between the two neighbouring grid points (connect-the-dots,
+#: Doroshenko et al. 2022), which is pessimistic whatever the step: a coarser grid is faster and only looser.
+PLD_DISCRETIZATION = 1e-3
+#: Composition: the mass dp-accounting may cut from the tails of a composed privacy loss distribution; it is
+#: added to the mass at infinite loss (so delta' grows by at most this much per composition, never shrinks).
+PLD_TAIL_MASS = 1e-15
+#: PrivacyProfile.dominating_pair for a curve known only through delta(eps) (Laplace, Gaussian, a callable):
+#: the "connect the dots" grid has this many points (more points: a tighter pair, never an unsound one) ...
+DOMINATING_GRID_POINTS = 512
+#: ... evenly spaced up to the profile's pure epsilon, or where delta falls to DOMINATING_DELTA_FLOOR when it
+#: never reaches 0 (the pair then keeps that delta as its mass of infinite privacy loss: sound).
+DOMINATING_DELTA_FLOOR = 1e-30

@@ -14,7 +14,8 @@ a family of valid ``(eps', delta')`` pairs:
     Theorem 1(2) along the whole input profile: ``alpha D_{1+(e^eps'-1)/alpha}``-Dobrushin
     of K times ``alpha = delta_M(eps')``; the worst case over all mechanisms
     with that profile; attained by the canonical pair for a single (eps, delta) point and for
-    exact profiles (tested by brute force), an upper bound for a list of points.
+    exact profiles (tested by brute force), a list of points included: it describes the
+    intersection of the points' regions, whose exact profile is that of a finite dominating pair.
 ``exact``
     For a finite M: the exact profile of the matrix ``M K``.
 

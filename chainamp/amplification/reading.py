@@ -209,7 +209,7 @@ def headline(report) -> str:
             return head + f"; this is the exact value of the pipeline, and the best general bound ({g.reference}) {how}."
         return head + f"; the exact value of the pipeline is {fmt_number(exact.epsilon)}, {fmt_number(gap)} below."
     worst = report.source_epsilon("tight")
-    attained = report.mechanism.kind == "dp" or (report.mechanism.kind == "profile"
+    attained = report.mechanism.kind == "dp" or (report.mechanism.kind in ("profile", "points")
                                                  and report.mechanism.profile.exact)
     if attained and (b.source == "tight" or gap_is_noise(b.epsilon - worst, worst)):
         return head + "; this is the worst case over every M with that guarantee, so no black-box analysis can " \

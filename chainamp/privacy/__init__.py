@@ -8,6 +8,8 @@ privacy profiles delta(eps), and the catalogue of local-DP mechanisms.
 * :mod:`.neighbors`: the neighbour relation over input labels (:func:`neighbor_pairs`).
 * :mod:`.exact`: the exact profile of a finite mechanism (:func:`privacy_profile`,
   :class:`ExactProfile`).
+* :mod:`.dominating`: :class:`DominatingPair`, one pair of distributions whose hockey-stick curve
+  bounds a whole profile at every real eps (what composition needs); exact ROC hulls in :mod:`._roc`.
 * :mod:`.mechanisms`: randomized response, RAPPOR, unary encodings, the exponential
   mechanism, as Markov operators (public as :mod:`chainamp.mechanisms`).
 """
@@ -16,6 +18,8 @@ from .divergences import *  # noqa: F401,F403
 from .profiles import *  # noqa: F401,F403
 from .neighbors import *  # noqa: F401,F403
 from .exact import *  # noqa: F401,F403
-from . import divergences, exact, mechanisms, neighbors, profiles
+from .dominating import *  # noqa: F401,F403
+from . import divergences, dominating, exact, mechanisms, neighbors, profiles
 
-__all__ = list(divergences.__all__) + list(profiles.__all__) + list(neighbors.__all__) + list(exact.__all__)
+__all__ = (list(divergences.__all__) + list(profiles.__all__) + list(neighbors.__all__) + list(exact.__all__)
+           + list(dominating.__all__))

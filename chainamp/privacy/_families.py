@@ -25,6 +25,8 @@ from scipy.special import log_ndtr
 
 from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_epsilon, check_int, check_positive, round_up_array
 from ..errors import InvalidMechanismError
+from ._roc import _exp_up, _masses_from_fractions
+from .dominating import DominatingPair
 
 __all__: list[str] = []
 
@@ -68,14 +70,29 @@ def _from_points(cls: Any, points: Iterable, DP: type) -> Any:  # noqa: N803 (th
                                                for q in pts)}, key=lambda p: (p.epsilon, p.delta))
     eps0 = np.array([p.epsilon for p in front])
     del0 = np.array([p.delta for p in front])
+    pair_pts = [(p.epsilon, p.delta) for p in front]
+    name = ", ".join(f"({p.epsilon:g}, {p.delta:g})" for p in front) + "-DP"
 
-    def evaluate(eps: np.ndarray) -> np.ndarray:
-        return np.min([_canonical_delta(e, d, eps) for e, d in zip(eps0, del0)], axis=0)
+    def make_pair() -> DominatingPair:
+        return DominatingPair.from_points(pair_pts, name=name)
+
+    if len(front) == 1:
+        def evaluate(eps: np.ndarray) -> np.ndarray:
+            return _canonical_delta(eps0[0], del0[0], eps)
+        source = "canonical pair (Kairouz, Oh, Viswanath 2015)"
+    else:
+        joint = make_pair()
+
+        def evaluate(eps: np.ndarray) -> np.ndarray:
+            # the intersection's exact profile; never above any single point's canonical profile (the
+            # minimum also absorbs the looser lines the pair drops for eps_i > 1e4)
+            single = np.min([_canonical_delta(e, d, eps) for e, d in zip(eps0, del0)], axis=0)
+            return np.minimum(joint.delta(eps), single)
+        source = "intersection of the points' regions (exact worst case; Dong, Roth, Su 2019 trade-off functions)"
 
     pure = min((p.epsilon for p in front if p.delta == 0.0), default=math.inf)
-    name = ", ".join(f"({p.epsilon:g}, {p.delta:g})" for p in front) + "-DP"
-    return cls(evaluate, name=name, exact=len(front) == 1, pure_epsilon=pure, dp_points=tuple(front),
-               source="canonical pair (Kairouz, Oh, Viswanath 2015); minimum over the points")
+    return cls(evaluate, name=name, exact=True, pure_epsilon=pure, dp_points=tuple(front), source=source,
+               pair=make_pair)
 
 
 def _from_callable(cls: Any, fn: Callable[[float], float], *, name: str, pure_epsilon: float | None,
@@ -193,5 +210,13 @@ def _randomized_response(cls: Any, k: int, epsilon: float) -> Any:
             frac = -np.expm1(np.minimum(eps - e0, 0.0)) / (1.0 + (kk - 1) * math.exp(-e0))
         return round_up_array(frac, 16, upper=1.0)
 
+    def make_pair() -> DominatingPair:
+        # outcomes u, u' and the k - 2 others (one merged outcome, ratio 1); e^eps rounded UP, which only
+        # raises the curve at every a (1 - a + a H_{1/a} for a < 1), exact rationals, p up and q down
+        big = _exp_up(e0)
+        z = big + (kk - 1)
+        p, q = _masses_from_fractions([big / z, 1 / z, (kk - 2) / z], [1 / z, big / z, (kk - 2) / z])
+        return DominatingPair(p, q, name=f"{kk}-ary randomized response(epsilon={e0:g})", exact=True)
+
     return cls(evaluate, name=f"{kk}-ary randomized response(epsilon={e0:g})", exact=True,
-               pure_epsilon=e0, source="k-ary randomized response (exact closed form)")
+               pure_epsilon=e0, source="k-ary randomized response (exact closed form)", pair=make_pair)

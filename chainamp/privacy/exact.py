@@ -18,6 +18,7 @@ import numpy as np
 from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_epsilon, round_up_array
 from ..operators import as_operator
 from .neighbors import neighbor_pairs
+from .dominating import DominatingPair
 from .profiles import PrivacyProfile
 
 __all__ = ["ExactProfile", "privacy_profile"]
@@ -40,6 +41,33 @@ class ExactProfile(PrivacyProfile):
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
             object.__setattr__(self, key, value)
+        object.__setattr__(self, "_pair", self._roc_pair)
+
+    def _roc_pair(self) -> DominatingPair:
+        """The exact dominating pair: the upper concave hull of the ROC points ``(Q(S), P(S))`` of every
+        ordered neighbouring pair, S ranging over the prefix sets in likelihood-ratio order.
+
+        Derivation: ``H_a(M_u || M_v) = max_S M_u(S) - a M_v(S)`` for every ``a > 0`` (negative eps
+        included), attained at the set of outcomes whose ratio exceeds ``a``, a prefix of the pair's
+        sorted order (``(u, v)``: prefixes, ``(v, u)``: suffixes). So the profile's curve over every real
+        eps is ``max`` over all these points of ``b - a s``, which only depends on their upper hull,
+        and the hull's chain is a pair with exactly that curve (:meth:`DominatingPair.from_roc`).
+        Rows are normalised (a stored row stands for its normalised row). Rounding: with computed
+        log-ratios within ``d = llr_err`` of the exact ones, the computed order is exact for ``q~_y =
+        p_y e^{-llr~_y}`` and ``q_y >= e^{-d} q~_y``, so ``H_a(p || q) <= max_k P_k - a e^{-2d} Q_k``: each
+        point's s is deflated by ``2d`` relative; the prefix sums and the normalisation by ``(2m + 8) u``
+        relative more (s down, b up; b capped at 1). Every true value therefore lies below the pair's
+        curve, which equals the profile up to these relative roundings.
+        """
+        m, u = self._m, UNIT_ROUNDOFF
+        rel = (2 * m + 8) * u
+        tot_u, tot_v = self._pre_u[:, m:], self._pre_v[:, m:]
+        shrink = (1.0 - rel) * (1.0 - 2.0 * self._llr_err) * (1.0 - 2 * u)
+        s = np.concatenate([(self._pre_v / tot_v).ravel(), (self._suf_u / tot_u).ravel()]) * shrink
+        b = np.concatenate([(self._pre_u / tot_u).ravel(), (self._suf_v / tot_v).ravel()]) * (1.0 + rel)
+        s = np.maximum(np.nextafter(s, -np.inf), 0.0)
+        b = np.minimum(np.where(b > 0, np.nextafter(b, np.inf), 0.0), 1.0)
+        return DominatingPair.from_roc(s, b, name=self.name, exact=True)
 
     def _values(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per unordered pair (rows) and eps (columns): upper bounds of ``D_{e^eps}(M_u || M_v)``

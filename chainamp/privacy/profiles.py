@@ -33,10 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import BISECTION_ATOL, BISECTION_RTOL, check_delta, check_epsilon, check_positive
+from .._numerics import (BISECTION_ATOL, BISECTION_RTOL, DOMINATING_DELTA_FLOOR, DOMINATING_GRID_POINTS, check_delta,
+                         check_epsilon, check_int, check_positive)
 from ..errors import InvalidParameterError
 from ._families import _from_callable, _from_points, _gaussian, _laplace, _randomized_response
 from ._inversion import _search_epsilon
+from .dominating import DominatingPair, _grid_pair
 
 __all__ = [
     "DP",
@@ -101,11 +103,12 @@ class PrivacyProfile:
     rounded-up deltas in [0, 1]; answers for ``eps >= pure_epsilon`` are 0 without calling it.
     """
 
-    __slots__ = ("_evaluate", "name", "source", "exact", "_pure_epsilon", "_dp_points", "_memo")
+    __slots__ = ("_evaluate", "name", "source", "exact", "_pure_epsilon", "_dp_points", "_memo", "_pair")
 
     def __init__(self, evaluate: Callable[[np.ndarray], np.ndarray], *, name: str, source: str,
                  exact: bool, pure_epsilon: float = math.inf,
-                 dp_points: tuple[DP, ...] | None = None) -> None:
+                 dp_points: tuple[DP, ...] | None = None,
+                 pair: Callable[[], DominatingPair] | None = None) -> None:
         set_ = object.__setattr__
         set_(self, "_evaluate", evaluate)
         set_(self, "name", str(name))
@@ -114,6 +117,7 @@ class PrivacyProfile:
         set_(self, "_pure_epsilon", float(pure_epsilon))
         set_(self, "_dp_points", dp_points)
         set_(self, "_memo", {})  # scalar delta / epsilon answers (the curve is immutable)
+        set_(self, "_pair", pair)  # builds the exact dominating pair, when the family has one
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable (cannot set {key!r})")
@@ -179,6 +183,65 @@ class PrivacyProfile:
             self._remember(key, _search_epsilon(self, target, rtol, atol))
         return self._memo[key]
 
+    def dominating_pair(self, *, epsilons: Any = None, num: int = DOMINATING_GRID_POINTS,
+                        delta_floor: float = DOMINATING_DELTA_FLOOR) -> DominatingPair:
+        """A :class:`DominatingPair` whose curve lies above this profile at EVERY real eps.
+
+        For eps < 0 the profile of a symmetric neighbour relation is
+        ``max H_a(M_u || M_v) = 1 - a + a delta(-eps)`` (``a = e^eps``, since
+        ``H_a(P || Q) = 1 - a + a H_{1/a}(Q || P)``); every pair below covers both orders.
+
+        * exact pairs (``pair.exact``, the curve equals the profile up to outward rounding): a finite
+          mechanism (:func:`privacy_profile`: the ROC hull of every ordered neighbouring pair), a list
+          of points (:meth:`from_points`: the worst case meeting every point), k-ary randomized response;
+        * any other curve (Laplace, Gaussian, a callable) or explicit ``epsilons``: the pessimistic
+          "connect the dots" pair of the points ``(eps_k, delta(eps_k))`` on a grid (Doroshenko, Ghazi,
+          Kamath, Kumar and Manurangsi 2022), built exactly as :meth:`DominatingPair.from_points`:
+          the profile meets every grid point, so it lies in the intersection of their regions, whose
+          exact worst case the pair is; between grid points the curve is the chord in ``e^eps``. The
+          grid has ``num`` points evenly spaced on ``[0, eps_max]``, ``eps_max`` the pure epsilon or,
+          when there is none, the eps where delta falls to ``delta_floor`` (kept as infinite-loss mass).
+
+        Examples
+        --------
+        >>> pair = PrivacyProfile.laplace(1.0).dominating_pair(num=64)
+        >>> bool(pair.delta(0.5) >= PrivacyProfile.laplace(1.0).delta(0.5)), pair.exact
+        (True, False)
+        >>> PrivacyProfile.randomized_response(4, 1.0).dominating_pair().size
+        3
+        """
+        n = check_int(num, "num", minimum=2)
+        floor = check_delta(delta_floor, "delta_floor")
+        if floor == 0.0:
+            raise InvalidParameterError("delta_floor must be > 0 (got 0.0)")
+        if epsilons is None and self._pair is not None:
+            key = ("pair",)
+            if key not in self._memo:
+                self._remember(key, self._pair())
+            return self._memo[key]
+        return _grid_pair(self, epsilons, n, floor)
+
+    # ------------------------------------------------------- other accountants (chainamp.accounting)
+    def to_dp_accounting(self, *, value_discretization_interval: float | None = None) -> Any:
+        """A pessimistic dp-accounting ``PrivacyLossDistribution`` of :meth:`dominating_pair`, to compose with
+        other mechanisms in dp-accounting (:func:`chainamp.accounting.profile_to_pld`)."""
+        from ..accounting import profile_to_pld
+
+        return profile_to_pld(self, value_discretization_interval=value_discretization_interval)
+
+    @classmethod
+    def from_dp_accounting(cls, pld: Any, *, name: str = "dp-accounting privacy loss distribution") -> PrivacyProfile:
+        """The certified profile of a pessimistic dp-accounting PLD (:func:`chainamp.accounting.profile_from_pld`)."""
+        from ..accounting import profile_from_pld
+
+        return profile_from_pld(pld, name=name)
+
+    def to_opendp(self) -> Any:
+        """This curve as an OpenDP privacy profile (:func:`chainamp.accounting.profile_to_opendp`; needs opendp)."""
+        from ..accounting import profile_to_opendp
+
+        return profile_to_opendp(self)
+
     @property
     def pure_epsilon(self) -> float:
         """Smallest eps with ``delta(eps) == 0`` (rounded up; ``math.inf`` if none)."""
@@ -192,15 +255,17 @@ class PrivacyProfile:
     # ------------------------------------------------------------- constructors
     @classmethod
     def from_points(cls, points: Iterable[DP | tuple[float, float]]) -> PrivacyProfile:
-        """M satisfies ``(eps_i, delta_i)``-DP for each point: the profile is the minimum over i
-        of the canonical-pair profiles ``delta_i + (1 - delta_i)(e^eps_i - e^eps')_+/(1 + e^eps_i)``.
+        """M satisfies ``(eps_i, delta_i)``-DP for EACH point: the exact profile of the intersection
+        of the points' regions (the worst case over every such M; ``exact`` is True).
 
-        Sound: every ``(eps_i, delta_i)``-DP pair is a post-processing of the canonical pair
-        (Kairouz, Oh, Viswanath 2015), so its profile lies below that pair's profile at every
-        eps', hence below their minimum. The canonical profile increases in both eps_i and
-        delta_i, so dominated points (another point has both coordinates no larger) are
-        dropped. ``exact`` is True only for a single remaining point (the canonical pair is a
-        mechanism attaining it).
+        The points together allow less than each alone: a mechanism meeting all of them has trade-off
+        function at least ``f = max_i f_{eps_i, delta_i}`` (Dong, Roth and Su 2019), whose profile
+        ``delta(eps) = 1 + f*(-e^eps)`` can lie well below the minimum over i of the canonical-pair
+        profiles ``delta_i + (1 - delta_i)(e^eps_i - e^eps')_+/(1 + e^eps_i)`` (Kairouz, Oh, Viswanath
+        2015): between two points the profile, convex in ``e^eps``, follows the chord. It is the curve
+        of the pair :meth:`DominatingPair.from_points` builds (derivation there), and the value
+        returned is the minimum of that curve and the single-point profiles (each a valid bound).
+        Dominated points (another point has both coordinates no larger) are dropped first.
 
         Examples
         --------
@@ -209,6 +274,8 @@ class PrivacyProfile:
         (DP(epsilon=0.5, delta=0.01), DP(epsilon=1.0, delta=0.0))
         >>> round(prof.delta(0.0), 6), prof.pure_epsilon
         (0.252469, 1.0)
+        >>> round(prof.delta(0.7), 6)  # the point (0.5, 0.01) alone allows 0.01
+        0.006587
         """
         return _from_points(cls, points, DP)
 

@@ -145,8 +145,17 @@ def test_every_presentation_starts_with_the_headline(request, name, says):
     assert r.to_dict()["headline"] == h
 
 
-def test_headline_of_a_list_of_points_does_not_claim_the_worst_case():
+def test_headline_of_a_list_of_points_claims_the_worst_case():
+    """A list of points now has its exact profile (the intersection of the points' regions, realised by a
+    finite dominating pair), so the tight bound along it is attained and the headline may say so."""
     r = ca.amplify([(1.0, 1e-3), (2.0, 0.0)], K5)
+    assert r.mechanism.profile.exact
+    assert "no black-box analysis can certify less" in r.headline and "is at most this" not in r.headline
+
+
+def test_headline_of_an_inexact_profile_does_not_claim_the_worst_case():
+    r = ca.amplify(ca.PrivacyProfile.from_callable(lambda e: min(1.0, 0.2 * math.exp(-e)), name="curve"), K5,
+                   delta=1e-3)
     assert "is at most this" in r.headline and "no black-box analysis" not in r.headline
 
 

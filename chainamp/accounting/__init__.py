@@ -1,0 +1,17 @@
+"""Many reports: composition of amplified profiles, memoized longitudinal reports, and adapters to the
+accountants users already have (layer 6, above ``amplification/``).
+
+* :mod:`.reports`: :func:`amplify_reports`, T reports of one pipeline, memoized (one permanent draw) or
+  fresh; :func:`memoized_steps`, the exact step operators of the memoized count channel.
+* :mod:`.composition`: :func:`compose`, the certified independent composition of profiles, reports, DP points
+  and finite mechanisms through dp-accounting's privacy loss distributions.
+* :mod:`.pld`: the bridge to dp-accounting (:func:`pair_to_pld`, :func:`profile_to_pld`,
+  :func:`profile_from_pld`, :class:`PLDProfile`) and OpenDP (:func:`profile_to_opendp`).
+"""
+
+from .reports import *  # noqa: F401,F403
+from .pld import *  # noqa: F401,F403
+from .composition import *  # noqa: F401,F403
+from . import composition, pld, reports
+
+__all__ = list(reports.__all__) + list(pld.__all__) + list(composition.__all__)
