@@ -6,7 +6,7 @@ import html
 import math
 from collections.abc import Sequence
 
-__all__ = ["fmt_number", "text_table", "html_table"]
+__all__ = ["fmt_number", "text_table", "html_table", "preview_labels", "jsonable_number"]
 
 
 def fmt_number(x, digits: int = 6) -> str:
@@ -31,6 +31,29 @@ def fmt_number(x, digits: int = 6) -> str:
     if abs(x) < 1e-3 or abs(x) >= 1e6:  # scientific, without trailing zeros: 1e-06, 2.5e-07, 9.9992e-07
         return f"{x:.{max(digits - 1, 3)}g}"
     return f"{x:.{digits}g}"
+
+
+def preview_labels(labels: Sequence, k: int = 4) -> str:
+    """The first ``k`` labels, as their reprs in parentheses, with ``...`` when there are more (for messages).
+
+    >>> preview_labels(("a", "b")), preview_labels(range(6))
+    ("('a', 'b')", '(0, 1, 2, 3, ...)')
+    """
+    labels = tuple(labels)
+    shown = ", ".join(repr(lab) for lab in labels[:k])
+    return f"({shown}{', ...' if len(labels) > k else ''})"
+
+
+def jsonable_number(x):
+    """``x`` for JSON, which has no infinity: a float infinity becomes ``"inf"`` or ``"-inf"``, anything else is
+    returned unchanged.
+
+    >>> [jsonable_number(v) for v in (float("inf"), -float("inf"), 0.5, None)]
+    ['inf', '-inf', 0.5, None]
+    """
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:

@@ -318,7 +318,7 @@ def _row_sum_option(sp) -> None:
     from .._numerics import ROW_SUM_ATOL
 
     sp.add_argument("--row-sum-atol", type=float, default=ROW_SUM_ATOL, dest="row_sum_atol", metavar="TOL",
-                    help=f"accept rows whose sums are within TOL of 1 (default {ROW_SUM_ATOL:g}, at most 0.01), e.g. "
+                    help=f"accept rows whose sums are within TOL of 1 (default {ROW_SUM_ATOL:g}, below 0.01), e.g. "
                          "1e-5 for rows rounded to 6 decimals (0.333333 x 3); such rows stand for the rows "
                          "divided by their sums, and the results are certified for that row-normalised operator")
 

@@ -32,6 +32,9 @@ __all__: list[str] = []
 
 #: K is printed entry by entry up to this many rows and columns; larger ones only in --json and --report
 PRINT_MAX = 20
+#: the largest --epsilon: the limit of chainamp.design.optimal_post_processing (e^epsilon overflows past it),
+#: checked here to name the flag (tests/audit/test_cli_design.py pins that the two agree)
+MAX_EPSILON = 700.0
 
 
 class _DesignView:
@@ -79,7 +82,7 @@ def _table(path: str | None, option: str, ndim: int) -> np.ndarray | None:
 
 def _design(args: argparse.Namespace) -> int:
     from ..design import optimal_mixing_operator, optimal_post_processing
-    from .._numerics import Progress
+    from .._numerics import ROW_SUM_ATOL, Progress
     from .io import load_operator
 
     _check_report_path(args.report)
@@ -87,25 +90,37 @@ def _design(args: argparse.Namespace) -> int:
     if args.matrix is not None:
         if args.states is not None or args.gamma is not None:
             raise _UsageError("give either a mechanism MATRIX with --epsilon, or --states with --gamma, not both")
+        if args.coefficient is not None:
+            raise _UsageError("--coefficient: only with --states (it names the coefficient --gamma bounds)")
         if args.epsilon is None:
             raise _UsageError("--epsilon: required with a mechanism MATRIX (the target epsilon' of M then K)")
         _check_epsilon_option(args.epsilon, "--epsilon")
         if math.isinf(args.epsilon):
             raise _UsageError(f"--epsilon: must be finite (got {args.epsilon})")
-        _check_delta_option(args.delta, "--delta")
-        M = load_operator(args.matrix, row_sum_atol=_check_row_sum_atol(args.row_sum_atol))
+        if args.epsilon > MAX_EPSILON:
+            raise _UsageError(f"--epsilon: must be at most {MAX_EPSILON:g}, where e^epsilon still fits in a float "
+                              f"(got {args.epsilon:g})")
+        delta = 0.0 if args.delta is None else args.delta
+        _check_delta_option(delta, "--delta")
+        atol = ROW_SUM_ATOL if args.row_sum_atol is None else args.row_sum_atol
+        M = load_operator(args.matrix, row_sum_atol=_check_row_sum_atol(atol))
         with Progress("design"):
-            result = optimal_post_processing(M, args.epsilon, delta=args.delta, loss=loss, prior=prior)
+            result = optimal_post_processing(M, args.epsilon, delta=delta, loss=loss, prior=prior)
         source = args.matrix
     else:
         if args.states is None or args.gamma is None:
             raise _UsageError("give a mechanism MATRIX with --epsilon, or --states N with --gamma G")
-        if args.epsilon is not None or args.delta != 0.0:
+        if args.epsilon is not None or args.delta is not None:
             raise _UsageError("--epsilon/--delta: only with a mechanism MATRIX (with --states, give --gamma)")
+        if args.row_sum_atol is not None:
+            raise _UsageError("--row-sum-atol: only with a mechanism MATRIX (with --states no matrix is read)")
+        if args.states < 2:
+            raise _UsageError(f"--states: must be at least 2 (got {args.states})")
+        coefficient = "dobrushin" if args.coefficient is None else args.coefficient
         with Progress("design"):
-            result = optimal_mixing_operator(args.states, args.gamma, coefficient=args.coefficient, loss=loss,
+            result = optimal_mixing_operator(args.states, args.gamma, coefficient=coefficient, loss=loss,
                                              prior=prior)
-        source = f"{args.states} states, {args.coefficient} <= {args.gamma:g}"
+        source = f"{args.states} states, {coefficient} <= {args.gamma:g}"
     _emit(_DesignView(result, source), args, title=f"design: {source}")
     return EXIT_OK
 
@@ -125,15 +140,16 @@ def add_design_command(sub: Any, outputs: Any) -> None:
     d.add_argument("matrix", nargs="?", default=None,
                    help="a CSV or NPY file of the finite mechanism M (rows: data values, columns: its outputs)")
     d.add_argument("--epsilon", type=float, default=None, help="the target epsilon' of M then K (with MATRIX)")
-    d.add_argument("--delta", type=float, default=0.0, help="the target delta' (default 0)")
+    d.add_argument("--delta", type=float, default=None, help="the target delta' (with MATRIX; default 0)")
     d.add_argument("--states", type=int, default=None, metavar="N", help="design an N-state K for black-box inputs")
     d.add_argument("--gamma", type=float, default=None, help="the largest coefficient allowed (with --states)")
-    d.add_argument("--coefficient", choices=("dobrushin", "doeblin"), default="dobrushin",
-                   help="which coefficient --gamma bounds (default dobrushin)")
+    d.add_argument("--coefficient", choices=("dobrushin", "doeblin"), default=None,
+                   help="which coefficient --gamma bounds (with --states; default dobrushin)")
     d.add_argument("--loss", metavar="FILE", default=None,
                    help="CSV or NPY loss matrix, rows: data values, columns: what K publishes (default 0-1 loss)")
     d.add_argument("--prior", metavar="FILE", default=None,
                    help="CSV or NPY prior over the data values, one row or column (default uniform)")
     _row_sum_option(d)
     outputs(d)
-    d.set_defaults(func=_design)
+    # None for the options that only one form reads: a user who gives one to the other form is told so
+    d.set_defaults(func=_design, row_sum_atol=None)

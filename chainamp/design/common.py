@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import check_distribution, check_float_array, check_positive
+from .._numerics import check_distribution, check_float_array, check_positive, preview_labels
 from ..errors import InvalidParameterError, SolverError
 from ..operators import MarkovOperator
 
@@ -46,8 +46,8 @@ def check_loss(loss: Any, inputs: tuple, outputs: tuple) -> np.ndarray:
     if loss is None:
         if not set(inputs) & set(outputs):
             raise InvalidParameterError(
-                f"outputs {_preview(outputs)} share no label with the inputs {_preview(inputs)}: the default 0-1 "
-                "loss would charge 1 for every output; pass loss= or outputs that include the inputs")
+                f"outputs {preview_labels(outputs)} share no label with the inputs {preview_labels(inputs)}: the "
+                "default 0-1 loss would charge 1 for every output; pass loss= or outputs that include the inputs")
         return np.array([[0.0 if x == y else 1.0 for y in outputs] for x in inputs])
     arr = check_float_array(loss, "loss")
     if arr.shape != (n, k):
@@ -151,8 +151,3 @@ def _unrepairable(what: str, max_repair: float) -> SolverError:
 def operator(mat: np.ndarray, inputs: Sequence[Hashable], outputs: Sequence[Hashable]) -> MarkovOperator:
     """A MarkovOperator from a repaired matrix (rows sum to 1 within a few ulps)."""
     return MarkovOperator(mat, inputs=tuple(inputs), outputs=tuple(outputs))
-
-
-def _preview(labels: tuple, k: int = 4) -> str:
-    shown = ", ".join(repr(lab) for lab in labels[:k])
-    return f"({shown}{', ...' if len(labels) > k else ''})"

@@ -40,8 +40,8 @@ COEFFICIENTS = ("dobrushin", "doeblin")
 
 def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrushin", loss: Any = None,
                             prior: Any = None, labels: Any = None, solver: str | None = None,
-                            lp_feas_atol: float = LP_FEAS_ATOL,
-                            design_max_repair: float = DESIGN_MAX_REPAIR) -> DesignResult:
+                            lp_feas_atol: float = LP_FEAS_ATOL, design_max_repair: float = DESIGN_MAX_REPAIR,
+                            verbose: bool = False) -> DesignResult:
     r"""The least-loss n x n Markov operator whose Dobrushin (or Doeblin) coefficient is at most gamma.
 
     Minimises ``sum_x prior(x) sum_y K(x, y) loss(x, y)`` subject to the coefficient constraint (the
@@ -70,7 +70,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         A distribution over the n inputs; default uniform.
     labels : sequence of labels, optional
         The states (default ``range(n)``).
-    solver, lp_feas_atol, design_max_repair :
+    solver, lp_feas_atol, design_max_repair, verbose :
         As for :func:`~chainamp.design.optimal_post_processing`.
 
     Returns
@@ -95,9 +95,10 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         raise InvalidParameterError(f"labels must have n = {size} entries (got {len(labs)})")
     pi = check_prior(prior, size)
     ell = check_loss(loss, labs, labs)
-    from .lp import check_solver, mixing_lp
+    from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: here, not when chainamp is imported
+    from .lp import mixing_lp
 
-    solver_name = check_solver(solver)
+    solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
     C = pi[:, None] * ell
     notes = []
     out = None
@@ -110,7 +111,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                      "(closed form, no LP)")
     else:
         pairs = np.array([(i, j) for i in range(size) for j in range(i + 1, size)], dtype=int)
-        out = mixing_lp(C, g, coef, pairs, solver_name)
+        out = mixing_lp(C, g, coef, pairs, solver_name, loud)
         K0 = stochastic(out.K, feas_atol)
         if coef == "dobrushin":
             dual = duals.dobrushin_bound(C, pairs, out.lam, g)

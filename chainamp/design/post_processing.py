@@ -46,8 +46,8 @@ _SCREEN_RTOL = 1e-13
 
 def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss: Any = None, prior: Any = None,
                             outputs: Any = None, neighbors: Any = None, solver: str | None = None,
-                            lp_feas_atol: float = LP_FEAS_ATOL,
-                            design_max_repair: float = DESIGN_MAX_REPAIR) -> DesignResult:
+                            lp_feas_atol: float = LP_FEAS_ATOL, design_max_repair: float = DESIGN_MAX_REPAIR,
+                            verbose: bool = False) -> DesignResult:
     r"""The least-loss post-processing K of M such that K o M is certified (epsilon, delta)-LDP.
 
     Minimises ``sum_x prior(x) sum_y (M K)(x, y) loss(x, y)`` over Markov operators K from M's outputs to
@@ -103,6 +103,8 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         off by more.
     design_max_repair : float
         The largest mixing weight lam the repair may use before raising SolverError.
+    verbose : bool
+        Show cvxpy's and the solver's log (default False: the solver prints nothing, its banner included).
 
     Returns
     -------
@@ -112,6 +114,8 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
     ------
     InvalidParameterError, InvalidDistributionError, InvalidOperatorError, InvalidMechanismError
         A bad argument (named in the message).
+    TypeError
+        ``verbose`` not a bool (and other arguments of the wrong type).
     SolverError
         A non-OPTIMAL solver status, a solution far from stochastic, or one no small repair makes certifiable.
 
@@ -137,9 +141,9 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
     pi = check_prior(prior, Mop.shape[0])
     ell = check_loss(loss, Mop.inputs, outs)
     pairs = neighbor_pairs(Mop.inputs, neighbors)
-    from .lp import check_solver
+    from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: here, not when chainamp is imported
 
-    solver_name = check_solver(solver)
+    solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
     mat = np.asarray(Mop.matrix, dtype=float)
     # rows accepted within row_sum_atol stand for their normalised rows, which is what amplify certifies:
     # the LP, its dual bound and the objective are for that operator too
@@ -184,7 +188,7 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         A, A_abs, budget = A / scale, A_abs / scale, d / scale[:, 0]
         from .lp import post_processing_lp
 
-        lp_out = post_processing_lp(C, A, budget, d > 0.0, solver_name)
+        lp_out = post_processing_lp(C, A, budget, d > 0.0, solver_name, loud)
         K0 = stochastic(lp_out.K, feas_atol)
         dual = duals.post_processing_bound(C, A, A_abs, lp_out.lam, budget, n)
     K, lam, report = repair(K0, certify, max_repair, what, screen)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import html
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._numerics import fmt_number, html_table, text_table
+from .._numerics import fmt_number, html_table, jsonable_number, preview_labels, text_table
 from ..operators import MarkovOperator
 
 __all__ = ["DesignResult"]
@@ -95,16 +94,16 @@ class DesignResult:
 
     def __str__(self) -> str:
         K = self.K
-        lines = [self.headline,
-                 f"K: {K.shape[0]}x{K.shape[1]} operator from {_preview(K.inputs)} to {_preview(K.outputs)}", ""]
+        lines = [self.headline, f"K: {K.shape[0]}x{K.shape[1]} operator from {preview_labels(K.inputs)} to "
+                                f"{preview_labels(K.outputs)}", ""]
         table = text_table(["quantity", "value"], self._rows())
         return "\n".join(lines) + table + "".join(f"\nnote: {n}" for n in self.notes)
 
     def _repr_html_(self) -> str:
         K = self.K
         parts = [f"<p><b>{html.escape(self.headline)}</b></p>",
-                 f"<p>K: {K.shape[0]}&times;{K.shape[1]} operator from {html.escape(_preview(K.inputs))} to "
-                 f"{html.escape(_preview(K.outputs))}</p>",
+                 f"<p>K: {K.shape[0]}&times;{K.shape[1]} operator from {html.escape(preview_labels(K.inputs))} to "
+                 f"{html.escape(preview_labels(K.outputs))}</p>",
                  html_table(["quantity", "value"], self._rows())]
         parts += [f"<p><i>note:</i> {html.escape(n)}</p>" for n in self.notes]
         return "\n".join(parts)
@@ -119,9 +118,9 @@ class DesignResult:
             "objective": self.objective,
             "dual_bound": self.dual_bound,
             "gap": self.gap,
-            "target_epsilon": _num(self.target_epsilon),
+            "target_epsilon": jsonable_number(self.target_epsilon),
             "target_delta": self.target_delta,
-            "certified_epsilon": _num(self.certified_epsilon),
+            "certified_epsilon": jsonable_number(self.certified_epsilon),
             "coefficient": self.coefficient,
             "gamma": self.gamma,
             "certified_gamma": self.certified_gamma,
@@ -133,12 +132,6 @@ class DesignResult:
         }
 
 
-def _num(v):
-    if isinstance(v, float) and math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
-
-
 def _label(v):
     if isinstance(v, (bool, str, int, float)):
         return v
@@ -147,8 +140,3 @@ def _label(v):
     if isinstance(v, np.floating):
         return float(v)
     return repr(v)
-
-
-def _preview(labels: tuple, k: int = 4) -> str:
-    shown = ", ".join(repr(lab) for lab in labels[:k])
-    return f"({shown}{', ...' if len(labels) > k else ''})"

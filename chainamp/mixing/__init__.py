@@ -12,6 +12,12 @@ Balle, Barthe, Gaboardi and Geumlek (2019), with witnesses.
 * :mod:`.lp`: the same coefficients as cvxpy linear programs with certified
   primal/dual brackets (cvxpy is imported only when this module is), with its solver
   plumbing in :mod:`.lp_solver` and the hockey-stick LPs in :mod:`.lp_hockey`.
+
+The LP solver plumbing other folders' linear programs share (:mod:`chainamp.design`) is
+reachable here as ``LP_SOLVERS``, ``DEFAULT_LP_SOLVER``, ``check_lp_solver``,
+``check_lp_verbose``, ``solve_lp`` and ``lp_values``: :mod:`.lp_solver` (and with it cvxpy)
+is imported on the first access of one of them, so importing chainamp does not import
+cvxpy. They are not in ``__all__``, which a star import would otherwise resolve.
 """
 
 from .coefficients import *  # noqa: F401,F403
@@ -19,3 +25,15 @@ from .guarantees import *  # noqa: F401,F403
 from . import coefficients, guarantees
 
 __all__ = [*coefficients.__all__, *guarantees.__all__]
+
+#: names of :mod:`.lp_solver` served on first access (module ``__getattr__``, PEP 562)
+_LP_SOLVER_NAMES = frozenset({"LP_SOLVERS", "DEFAULT_LP_SOLVER", "check_lp_solver", "check_lp_verbose", "solve_lp",
+                              "lp_values"})
+
+
+def __getattr__(name: str):
+    if name in _LP_SOLVER_NAMES:
+        from . import lp_solver  # imports cvxpy: only when an LP is about to be solved
+
+        return getattr(lp_solver, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .pairwise import _INF_EPS, _U, _all_pairs, _clean_sparse, _prepare, _row_sums, _rows, _ultra_core, _up
 from .pruning import _curve_values, _max_hockey
@@ -168,7 +169,8 @@ def _column_min(data) -> np.ndarray:
     return nu
 
 
-def doeblin(K: MarkovOperator, *, inputs: Any = None, method: str = "exact", verbose: bool = False) -> DoeblinResult:
+def doeblin(K: MarkovOperator | ArrayLike | sp.spmatrix, *, inputs: Any = None, method: str = "exact",
+            verbose: bool = False) -> DoeblinResult:
     """Doeblin coefficient ``gamma = 1 - sum_y min_x K(x, y)`` (Definition 1(3) of Balle et al. 2019).
 
     K is gamma-Doeblin iff ``K(x) >= (1 - gamma) omega`` for all x and some
@@ -235,7 +237,7 @@ def doeblin(K: MarkovOperator, *, inputs: Any = None, method: str = "exact", ver
 
 
 
-def ultra_mixing(K: MarkovOperator, *, inputs: Any = None, method: str = "exact",
+def ultra_mixing(K: MarkovOperator | ArrayLike | sp.spmatrix, *, inputs: Any = None, method: str = "exact",
                  verbose: bool = False, normalised: bool = False) -> UltraMixingResult:
     """Ultra-mixing coefficient (Definition 1(4) of Balle et al. 2019).
 
@@ -300,8 +302,8 @@ def _check_block(block_size: Any) -> int | None:
     return None if block_size is None else check_int(block_size, "block_size", minimum=1)
 
 
-def dobrushin(K: MarkovOperator, epsilon: float = 0.0, *, inputs: Any = None, method: str = "exact",
-              all_pairs: bool = False, block_size: int | None = None, verbose: bool = False,
+def dobrushin(K: MarkovOperator | ArrayLike | sp.spmatrix, epsilon: float = 0.0, *, inputs: Any = None,
+              method: str = "exact", all_pairs: bool = False, block_size: int | None = None, verbose: bool = False,
               normalised: bool = False) -> DobrushinResult:
     """(gamma, eps)-Dobrushin coefficient ``max_{x,x'} D_{e^eps}(K_x || K_x')``.
 
@@ -433,7 +435,7 @@ def _check_epsilons(epsilons: Any, name: str = "epsilons") -> np.ndarray:
     return eps
 
 
-def dobrushin_curve(K: MarkovOperator, epsilons: Any, *, inputs: Any = None,
+def dobrushin_curve(K: MarkovOperator | ArrayLike | sp.spmatrix, epsilons: Any, *, inputs: Any = None,
                     block_size: int | None = None, normalised: bool = False) -> np.ndarray:
     """``gamma(eps) = max_{x,x'} D_{e^eps}(K_x || K_x')`` at many eps (Definition 1(2) of Balle et al. 2019).
 

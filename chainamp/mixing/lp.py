@@ -33,8 +33,8 @@ import cvxpy as cp
 import numpy as np
 
 from .lp_hockey import hockey_stick_lp, hockey_stick_lp_pairs
-from .lp_solver import (DEFAULT_LP_SOLVER, LP_SOLVERS, LPSolution, _check_solver_atol, _check_verbose, _columns,
-                        _dense, _solution, _solve, _unscaled, _values)
+from .lp_solver import (DEFAULT_LP_SOLVER, LP_SOLVERS, LPSolution, _check_solver_atol, _columns, _dense, _solution,
+                        _unscaled, check_lp_verbose, lp_values, solve_lp)
 from .._numerics import LP_ATOL, ROW_SUM_ATOL, round_down, round_up
 
 __all__ = [
@@ -119,12 +119,12 @@ def doeblin_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = LP_AT
     """
     K = _dense(matrix, row_sum_atol)
     name, atol = _check_solver_atol(solver, lp_atol)
-    loud = _check_verbose(verbose)
+    loud = check_lp_verbose(verbose)
     n, m = K.shape
     colmin, colmax, live = _columns(K)  # a zero column forces nu_y = 0
     t = cp.Variable(live.size, nonneg=True)  # t_y = nu_y / max_x K(x, y): every column scaled to max 1
     below = t[None, :] <= K[:, live] / colmax[live]
-    _solve(cp.Problem(cp.Maximize(colmax[live] @ t), [below]), name, loud)
+    solve_lp(cp.Problem(cp.Maximize(colmax[live] @ t), [below]), name, loud)
     nu_raw = _unscaled(t.value, (m,), live, colmax, "nu", dual=False)
     w_raw = _unscaled(below.dual_value, (n, m), live, colmax, "w", dual=True)
 
@@ -240,7 +240,7 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
     """
     K = _dense(matrix, row_sum_atol)
     name, atol = _check_solver_atol(solver, lp_atol)
-    loud = _check_verbose(verbose)
+    loud = check_lp_verbose(verbose)
     n, m = K.shape
     colmin, colmax, live = _columns(K)  # zero columns constrain nothing (their floor is 0)
     split = live[colmin[live] == 0.0]
@@ -252,13 +252,13 @@ def ultra_mixing_lp(matrix: Any, *, solver: str | None = None, lp_atol: float = 
     under = r * scaled <= g[None, :]
     over = g[None, :] <= scaled
     cap = r <= 1
-    _solve(cp.Problem(cp.Maximize(r), [under, over, cap, r >= 0]), name, loud)
-    r_raw = _values(r.value, (), "r")
+    solve_lp(cp.Problem(cp.Maximize(r), [under, over, cap, r >= 0]), name, loud)
+    r_raw = lp_values(r.value, (), "r")
     floor_raw = _unscaled(g.value, (m,), live, colmax, "floor", dual=False)
     with np.errstate(over="ignore"):  # a multiplier over a subnormal column maximum may overflow: dropped below
         alpha_raw = _unscaled(under.dual_value, (n, m), live, colmax, "alpha", dual=True)
         beta_raw = _unscaled(over.dual_value, (n, m), live, colmax, "beta", dual=True)
-    rho_raw = _values(cap.dual_value, (), "rho")
+    rho_raw = lp_values(cap.dual_value, (), "rho")
 
     # primal repair: floor = column minima; r capped so that r * colmax <= colmin on every live column
     ratio = float(np.min(colmin[live] / colmax[live]))

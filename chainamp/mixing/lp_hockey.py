@@ -15,7 +15,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .lp_solver import LPSolution, _check_solver_atol, _check_verbose, _dense, _down, _solution, _solve, _values
+from .lp_solver import (LPSolution, _check_solver_atol, _dense, _down, _solution, check_lp_verbose, lp_values,
+                        solve_lp)
 from .._numerics import LP_ATOL, ROW_SUM_ATOL, UNIT_ROUNDOFF, check_distribution, check_epsilon, check_int, round_up
 from ..errors import InvalidParameterError
 
@@ -73,9 +74,9 @@ class _HockeyStickLP:
         m = p.size
         coef, a_hi, a_lo = _hockey_coefficients(p, q, eps)
         self.coef.value = coef
-        _solve(self.problem, self.solver, self.verbose)
-        f_raw = _values(self.f.value, (m,), "f")
-        u_raw = _values(self.top.dual_value, (m,), "u")
+        solve_lp(self.problem, self.solver, self.verbose)
+        f_raw = lp_values(self.f.value, (m,), "f")
+        u_raw = lp_values(self.top.dual_value, (m,), "u")
         scale = float(p[a_hi > 0.0].sum())  # |a_y| <= p_y wherever a_y can be positive
         # primal: clip to [0, 1]; outcomes whose coefficient may be <= 0 get f = 0 (never lowers <a, f>)
         f_rep = np.where(a_lo > 0.0, np.clip(f_raw, 0.0, 1.0), 0.0)
@@ -164,7 +165,7 @@ def hockey_stick_lp(p: Any, q: Any, epsilon: float, *, solver: str | None = None
     q = check_distribution(q, "q", size=p.size)
     eps = check_epsilon(epsilon)
     name, atol = _check_solver_atol(solver, lp_atol)
-    return _HockeyStickLP(p.size, name, _check_verbose(verbose)).solve(p, q, eps, atol)
+    return _HockeyStickLP(p.size, name, check_lp_verbose(verbose)).solve(p, q, eps, atol)
 
 
 def _check_pairs(pairs: Any, n: int) -> list[tuple[int, int]]:
@@ -239,7 +240,7 @@ def hockey_stick_lp_pairs(matrix: Any, pairs: Iterable[tuple[int, int]], epsilon
     todo = _check_pairs(pairs, K.shape[0])
     eps = check_epsilon(epsilon)
     name, atol = _check_solver_atol(solver, lp_atol)
-    loud = _check_verbose(verbose)
+    loud = check_lp_verbose(verbose)
     out: dict[tuple[int, int], LPSolution] = {}
     if not todo:
         return out

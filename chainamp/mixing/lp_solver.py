@@ -2,11 +2,15 @@
 
 Owns :class:`LPSolution` (a certified bracket ``lower <= optimum <= upper``), the
 accepted solvers (``LP_SOLVERS``, ``DEFAULT_LP_SOLVER``) and their checks, the call to
-cvxpy that trusts only an ``OPTIMAL`` status (:func:`_solve`), the conversion of solver
-values (:func:`_values`), the column scaling shown to the solver and undone afterwards
+cvxpy that trusts only an ``OPTIMAL`` status (:func:`solve_lp`), the conversion of solver
+values (:func:`lp_values`), the column scaling shown to the solver and undone afterwards
 (:func:`_columns`, :func:`_unscaled`), the outward rounding of repaired objectives
 (:func:`_down`) and the final bracket check (:func:`_solution`). The formulations of
 Definition 1 of Balle et al. 2019 are in :mod:`.lp` and :mod:`.lp_hockey`.
+
+The four helpers other folders' LPs need (:func:`check_lp_solver`, :func:`check_lp_verbose`,
+:func:`solve_lp`, :func:`lp_values`; :mod:`chainamp.design` uses them) are public and reachable
+as ``chainamp.mixing.<name>``, which imports this module (and cvxpy) on first access only.
 
 Solvers are quiet unless asked: every LP entry point takes ``verbose=False``, passed on to
 cvxpy (which then turns the solver's log off), and HiGHS's licence banner ("Running HiGHS
@@ -41,6 +45,10 @@ __all__ = [
     "LPSolution",
     "LP_SOLVERS",
     "DEFAULT_LP_SOLVER",
+    "check_lp_solver",
+    "check_lp_verbose",
+    "solve_lp",
+    "lp_values",
 ]
 
 #: Solver options: tighter than the defaults so that brackets close to well within ``LP_ATOL``.
@@ -97,7 +105,15 @@ def _installed() -> frozenset[str]:
     return frozenset(cp.installed_solvers())
 
 
-def _check_solver(solver: Any) -> str:
+def check_lp_solver(solver: Any) -> str:
+    """The cvxpy name of an LP solver: ``None`` is ``DEFAULT_LP_SOLVER``, a name (any case) one of ``LP_SOLVERS``
+    that cvxpy has installed.
+
+    Examples
+    --------
+    >>> check_lp_solver(None), check_lp_solver("highs")
+    ('HIGHS', 'HIGHS')
+    """
     if solver is None:
         return DEFAULT_LP_SOLVER
     name = check_choice(solver.upper() if isinstance(solver, str) else solver, "solver", LP_SOLVERS)
@@ -108,7 +124,7 @@ def _check_solver(solver: Any) -> str:
 
 def _check_solver_atol(solver: Any, lp_atol: Any) -> tuple[str, float]:
     """The checked solver name and bracket tolerance of every LP entry point."""
-    return _check_solver(solver), check_positive(lp_atol, "lp_atol")
+    return check_lp_solver(solver), check_positive(lp_atol, "lp_atol")
 
 
 def _dense(matrix: Any, row_sum_atol: float) -> np.ndarray:
@@ -136,13 +152,19 @@ def _unscaled(value: Any, shape: tuple[int, ...], live: np.ndarray, colmax: np.n
     """A solver value on the live columns, in the unscaled LP, zero on the other columns of ``shape``:
     a primal variable ``v_y / max_x K(x, y)`` is multiplied back, a dual multiplier divided."""
     out = np.zeros(shape)
-    vals = _values(value, shape[:-1] + (live.size,), name)
+    vals = lp_values(value, shape[:-1] + (live.size,), name)
     out[..., live] = vals / colmax[live] if dual else vals * colmax[live]
     return out
 
 
-def _check_verbose(verbose: Any) -> bool:
-    """``verbose`` of every LP entry point: a bool (numpy's too)."""
+def check_lp_verbose(verbose: Any) -> bool:
+    """``verbose`` of every LP entry point: a bool (numpy's too); TypeError otherwise.
+
+    Examples
+    --------
+    >>> check_lp_verbose(False)
+    False
+    """
     if not isinstance(verbose, (bool, np.bool_)):
         raise TypeError(f"verbose must be True or False, got {type(verbose).__name__} {verbose!r}")
     return bool(verbose)
@@ -198,7 +220,7 @@ def _swallow_highs_banner() -> None:
         _banner_swallowed = True
 
 
-def _solve(problem: cp.Problem, solver: str, verbose: bool = False) -> None:
+def solve_lp(problem: cp.Problem, solver: str, verbose: bool = False) -> None:
     """Solve; anything but an OPTIMAL status (or a solver failure) raises SolverError.
 
     ``verbose=False`` (the default of every entry point) keeps the solver silent, its banner
@@ -215,7 +237,7 @@ def _solve(problem: cp.Problem, solver: str, verbose: bool = False) -> None:
         raise SolverError(f"solver {solver} returned status {problem.status!r}; only {cp.OPTIMAL!r} is trusted")
 
 
-def _values(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
+def lp_values(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     """A solver value as a finite float array of the given shape (SolverError otherwise)."""
     if value is None:
         raise SolverError(f"the solver returned no value for {name}")

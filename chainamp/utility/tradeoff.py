@@ -20,7 +20,7 @@ import networkx as nx
 import numpy as np
 
 from .._numerics import (check_choice, check_delta, check_distribution, check_epsilon, check_int, check_real,
-                         fmt_number, html_table, text_table)
+                         fmt_number, html_table, jsonable_number, text_table)
 from ..amplification import amplify
 from ..errors import IncompatibleOperatorsError, InvalidParameterError
 from ..operators import MarkovOperator
@@ -113,7 +113,7 @@ class Frontier:
     def to_dict(self) -> dict:
         """JSON-safe summary (infinities as ``"inf"``)."""
         def row(r: FrontierPoint) -> dict:
-            return {"parameter": r.parameter, "epsilon": _jsonable(r.epsilon), "mse": _jsonable(r.mse),
+            return {"parameter": r.parameter, "epsilon": jsonable_number(r.epsilon), "mse": jsonable_number(r.mse),
                     "note": r.note}
 
         return {"mechanism": self.mechanism, "family": self.family, "delta": self.delta,
@@ -170,10 +170,6 @@ def _NullFormatter():
     from matplotlib.ticker import NullFormatter
 
     return NullFormatter()
-
-
-def _jsonable(v: float):
-    return ("inf" if v > 0 else "-inf") if isinstance(v, float) and math.isinf(v) else v
 
 
 def _builtin(M: MarkovOperator, family: str, graph: Any, laziness: float):

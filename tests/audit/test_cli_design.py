@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
 
 import chainamp as ca
 from chainamp.audit.cli import EXIT_INVALID, EXIT_OK, main
+from chainamp.audit.cli_design import MAX_EPSILON
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def test_design_json_is_certified_against_the_target(files, capsys, delta):
     assert data["dual_bound"] <= data["objective"] <= data["dual_bound"] + 1e-7
 
 
-@pytest.mark.parametrize("coefficient", ["dobrushin", "doeblin"])
+@pytest.mark.parametrize("coefficient", ["dobrushin", "doeblin"], ids=str)
 def test_design_for_black_box_inputs(capsys, coefficient):
     assert main(["design", "--states", "3", "--gamma", "0.5", "--coefficient", coefficient]) == EXIT_OK
     out = capsys.readouterr().out
@@ -68,14 +70,46 @@ def test_design_report_file(files, capsys):
     (["design", "--states", "3", "--gamma", "0.5", "--epsilon", "1"], r"--epsilon/--delta: only with a mechanism"),
     (["design", "{M}", "--epsilon", "1", "--prior", "{bad_prior}"], r"--prior: .*one row or one column .*2x2"),
     (["design", "{M}", "--epsilon", "1", "--report", "{M}.txt"], r"--report: .*must end in .html or .md"),
+    # options of the other form are refused, not ignored
+    (["design", "{M}", "--epsilon", "1", "--coefficient", "doeblin"], r"--coefficient: only with --states"),
+    (["design", "{M}", "--epsilon", "1", "--coefficient", "dobrushin"], r"--coefficient: only with --states"),
+    (["design", "--states", "3", "--gamma", "0.5", "--row-sum-atol", "1e-5"], r"--row-sum-atol: only with a mech"),
+    (["design", "--states", "3", "--gamma", "0.5", "--delta", "0"], r"--epsilon/--delta: only with a mechanism"),
+    # the library's limits, named by their flags
+    (["design", "--states", "1", "--gamma", "0.5"], r"--states: must be at least 2 \(got 1\)"),
+    (["design", "--states", "-3", "--gamma", "0.5"], r"--states: must be at least 2 \(got -3\)"),
+    (["design", "{M}", "--epsilon", "700.5"], r"--epsilon: must be at most 700, .* \(got 700.5\)"),
+    (["design", "{M}", "--epsilon", "1", "--row-sum-atol", "0.01"], r"--row-sum-atol: must be in \[0, 0.01\)"),
 ], ids=["no-epsilon", "negative-epsilon", "infinite-epsilon", "bad-delta", "both-forms", "nothing", "no-gamma",
-        "epsilon-with-states", "prior-shape", "report-suffix"])
+        "epsilon-with-states", "prior-shape", "report-suffix", "coefficient-with-matrix",
+        "default-coefficient-with-matrix", "row-sum-atol-with-states", "zero-delta-with-states", "one-state",
+        "negative-states", "epsilon-above-700", "row-sum-atol-range"])
 def test_design_usage_errors_are_one_line_and_exit_2(files, capsys, argv, message):
     argv = [a.format(M=files / "M.csv", bad_prior=files / "bad_prior.csv") for a in argv]
     assert main(argv) == EXIT_INVALID
     err = capsys.readouterr().err
     assert err.startswith("chainamp design: error: ") and len(err.strip().splitlines()) == 1
     assert __import__("re").search(message, err), err
+
+
+def test_design_epsilon_limit_is_the_library_limit(files, capsys):
+    # the CLI's --epsilon limit is optimal_post_processing's: accepted at it, refused one ulp above it
+    M = ca.mechanisms.randomized_response(4, 3.0)
+    assert ca.design.optimal_post_processing(M, MAX_EPSILON).K == ca.MarkovOperator.identity(4)
+    with pytest.raises(ca.InvalidParameterError, match=r"epsilon must be <= 700"):
+        ca.design.optimal_post_processing(M, math.nextafter(MAX_EPSILON, math.inf))
+    assert main(["design", str(files / "M.csv"), "--epsilon", "700"]) == EXIT_OK
+    assert capsys.readouterr().out.startswith("K keeps the pipeline")
+
+
+def test_design_row_sum_atol_with_a_matrix(files, capsys):
+    # rows rounded to 6 decimals: refused by default, accepted (and certified for the normalised rows) with the flag
+    np.savetxt(files / "M6.csv", np.round(ca.mechanisms.randomized_response(3, 3.0).matrix, 6), delimiter=",",
+               fmt="%.6f")
+    assert main(["design", str(files / "M6.csv"), "--epsilon", "1"]) == EXIT_INVALID
+    assert "row" in capsys.readouterr().err
+    assert main(["design", str(files / "M6.csv"), "--epsilon", "1", "--row-sum-atol", "1e-5"]) == EXIT_OK
+    assert capsys.readouterr().out.startswith("K keeps the pipeline at eps' <= 1 (certified)")
 
 
 def test_design_errors_from_the_library_are_one_line(files, capsys):

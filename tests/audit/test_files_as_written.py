@@ -79,11 +79,12 @@ def test_rounded_rows_need_a_tolerance_and_the_message_says_so(tmp_path):
 
 
 # --------------------------------------------------------------------------- --row-sum-atol
-@pytest.mark.parametrize("command", ["coefficients", "amplify"])
+@pytest.mark.parametrize("command", ["coefficients", "amplify", "design"], ids=str)
 def test_row_sum_atol_help(command):
     sub = build_parser()._subparsers._group_actions[0].choices[command]
     text = " ".join(sub.format_help().split())
     assert "--row-sum-atol TOL" in text
+    assert "below 0.01" in text and "at most 0.01" not in text  # 0.01 itself is refused (range [0, 0.01))
     assert "rows divided by their sums" in text and "certified for that row-normalised operator" in text
 
 
@@ -120,7 +121,7 @@ def test_amplify_with_row_sum_atol(tmp_path, capsys):
     assert math.isfinite(json.loads(out)["best"]["epsilon"])
 
 
-@pytest.mark.parametrize("value", ["-1e-9", "0.01", "nan"])
+@pytest.mark.parametrize("value", ["-1e-9", "0.01", "nan"], ids=["negative", "0.01", "nan"])
 def test_row_sum_atol_out_of_range(tmp_path, capsys, value):
     path = str(write(tmp_path, "K.csv", SIX))
     for argv in (["coefficients", path], ["amplify", "--epsilon", "1", path]):

@@ -7,11 +7,13 @@ import json
 import math
 from fractions import Fraction
 
+import networkx as nx
 import numpy as np
 import pytest
 
 from chainamp import MarkovOperator, amplify, dobrushin, doeblin, mechanisms, privacy_profile
 from chainamp.design import DesignResult, optimal_mixing_operator, optimal_post_processing
+from chainamp.utility import frontier
 from chainamp.errors import (InvalidDistributionError, InvalidMechanismError, InvalidOperatorError,
                              InvalidParameterError, SolverError)
 from conftest import krr_matrix, random_stochastic
@@ -125,6 +127,23 @@ def test_lp_beats_every_certified_coarsening(designs, name):
             checked += 1
             _at_least_as_good(designs[name], _bayes_loss(M @ Cm, np.full(n, 1 / n), 1 - np.eye(n)))
     assert checked >= 1  # merging everything (a constant operator) is always certified
+
+
+@pytest.mark.parametrize("name", sorted(CASES), ids=str)
+def test_lp_beats_every_lazy_walk_at_its_certified_epsilon(name):
+    # chainamp.utility.frontier's "lazy_walk" family: t steps of the lazy walk (laziness 1/2) on a cycle over M's
+    # outputs. Each walk is a feasible K at its own certified eps' (at the case's delta), so the design at that
+    # target must lose no more than the Bayes decoder after M then the walk
+    M, _, d = CASES[name]
+    Mop, n = MarkovOperator(M), M.shape[0]
+    walk = MarkovOperator.random_walk(nx.cycle_graph(list(Mop.outputs)), laziness=0.5)
+    steps = (1, 2, 4)
+    rows = frontier(Mop, "lazy_walk", steps, n_users=1000, delta=d).rows
+    for t, row in zip(steps, rows):
+        assert row.parameter == t and row.epsilon == amplify(Mop, walk ** t, delta=d).epsilon_at(d)  # the same K
+        r = optimal_post_processing(Mop, row.epsilon, delta=d)
+        assert r.certified_epsilon <= row.epsilon
+        _at_least_as_good(r, _bayes_loss(M @ (walk ** t).matrix, np.full(n, 1 / n), 1 - np.eye(n)))
 
 
 @pytest.mark.parametrize("k,eps0,eps", [(3, 2.0, 1.0), (4, 3.0, 0.5), (2, 1.0, 0.25)], ids=["k3", "k4", "k2"])

@@ -13,7 +13,6 @@ Coefficients are capped at 1 by design, so the reference is ``min(exact, 1)``.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import mpmath
 import networkx as nx
@@ -23,6 +22,7 @@ import scipy.sparse as sp
 
 from chainamp import MarkovOperator
 from chainamp.mixing import dobrushin, dobrushin_curve
+from conftest import exact_hockey_low, exact_max_low, sixty_digits, to_mpf
 
 TINY = 2.0**-1074
 
@@ -30,69 +30,14 @@ TINY = 2.0**-1074
 @pytest.fixture(autouse=True, scope="module")
 def _sixty_digits():
     """mpmath at 60 digits for this module only (the global precision is left as other modules set it)."""
-    with mpmath.workdps(60):
+    with sixty_digits():
         yield
 
 
-# ----------------------------------------------------------------- exact references
-def _c_up(eps: float) -> mpmath.mpf:
-    """``e^eps`` rounded up (60 digits, padded by a relative 1e-45)."""
-    return mpmath.exp(mpmath.mpf(eps)) * (1 + mpmath.mpf(10) ** -45)
-
-
-def exact_hockey_low(p, q, eps: float):
-    """Rigorous lower bound on ``D_{e^eps}(p || q)`` for the stored doubles p, q (exact at eps 0, inf)."""
-    if eps == 0.0:
-        return sum((Fraction(a) - Fraction(b) for a, b in zip(p, q) if a > b), Fraction(0))
-    if math.isinf(eps):
-        return sum((Fraction(a) for a, b in zip(p, q) if b == 0.0 and a > 0.0), Fraction(0))
-    c = _c_up(eps)
-    total = mpmath.mpf(0)
-    for a, b in zip(p, q):
-        d = mpmath.mpf(float(a)) - c * mpmath.mpf(float(b))
-        if d > 0:
-            total += d
-    return total * (1 - mpmath.mpf(10) ** -50)
-
-
 # ----------------------------------------------------------------- all-pairs search: references
+# (the exact references c_up, exact_hockey_low, float_all_pairs, exact_max_low, to_mpf are in conftest.py)
 EPS_ALL = [0.0, 1e-12, 0.1, 1.0, 5.0, 20.0, 40.0, 100.0, 700.0, 745.0, 746.0, 800.0, math.inf]
 EPS_ALL_IDS = ["0", "1e-12", "0.1", "1", "5", "20", "40", "100", "700", "745", "746", "800", "inf"]
-
-
-def _float_all_pairs(M: np.ndarray, eps: float) -> np.ndarray:
-    """Plain float ``D_{e^eps}`` of every ordered pair (diagonal -1): only used to SCREEN pairs."""
-    n = M.shape[0]
-    out = np.empty((n, n))
-    with np.errstate(over="ignore", invalid="ignore"):
-        scaled = M * math.exp(eps) if eps <= 700 else (M * math.exp(eps / 2)) * math.exp(eps / 2)
-    for i in range(n):
-        if math.isinf(eps) or eps >= 746:
-            out[i] = np.where(M == 0, M[i][None, :], 0.0).sum(axis=1)
-        else:
-            out[i] = np.maximum(M[i][None, :] - scaled, 0.0).sum(axis=1)
-    np.fill_diagonal(out, -1.0)
-    return out
-
-
-def exact_max_low(M: np.ndarray, eps: float, extra=(), top: int = 12):
-    """Rigorous lower bound on ``max_{x != x'} D_{e^eps}(K_x || K_x')`` and the pair attaining it:
-    pairs are screened in plain floats (error ~1e-14, far below every planted gap) and the best
-    ``top`` of them, plus ``extra`` (planted and reported pairs), are evaluated exactly."""
-    F = _float_all_pairs(M, eps)
-    n = M.shape[0]
-    cand = {divmod(int(k), n) for k in np.argsort(-F.ravel(), kind="stable")[:top]} | set(extra)
-    best = None
-    for i, j in cand:
-        if i != j:
-            v = exact_hockey_low(M[i].tolist(), M[j].tolist(), eps)
-            if best is None or v > best[0]:
-                best = (v, i, j)
-    return best
-
-
-def _mpf(x):
-    return mpmath.mpf(x.numerator) / x.denominator if isinstance(x, Fraction) else mpmath.mpf(x)
 
 
 def check_operator(M: np.ndarray, eps_list, planted=(), tight: float = 1e-9, K: MarkovOperator | None = None):
@@ -104,12 +49,12 @@ def check_operator(M: np.ndarray, eps_list, planted=(), tight: float = 1e-9, K: 
     for e, cv in zip(eps_list, curve):
         res = dobrushin(K, e)
         i, j = K.input_index(res.pair[0]), K.input_index(res.pair[1])
-        exact = min(_mpf(exact_max_low(M, e, extra=[(i, j), *planted])[0]), 1)
+        exact = min(to_mpf(exact_max_low(M, e, extra=[(i, j), *planted])[0]), 1)
         assert mpmath.mpf(res.gamma) >= exact, ("dobrushin", e, res.gamma, exact)
         assert mpmath.mpf(float(cv)) >= exact, ("curve", e, cv, exact)
         assert res.gamma - exact <= tight and cv - exact <= tight, ("loose", e, res.gamma, cv, exact)
         # the witness pair attains gamma (the test set is its maximising set)
-        at_pair = min(_mpf(exact_hockey_low(M[i].tolist(), M[j].tolist(), e)), 1)
+        at_pair = min(to_mpf(exact_hockey_low(M[i].tolist(), M[j].tolist(), e)), 1)
         assert res.gamma - at_pair <= tight, ("witness", e, res.gamma, at_pair)
         S = [K.outputs.index(y) for y in res.test_set]
         if exact > 0 and not math.isinf(e) and e < 746:
@@ -274,7 +219,7 @@ def test_all_pairs_matrix_bounds_every_pair(eps):
     for i in range(0, 30, 3):
         for j in range(30):
             if i != j:
-                exact = min(_mpf(exact_hockey_low(M[i].tolist(), M[j].tolist(), eps)), 1)
+                exact = min(to_mpf(exact_hockey_low(M[i].tolist(), M[j].tolist(), eps)), 1)
                 assert mpmath.mpf(W[i, j]) >= exact and W[i, j] - exact <= 1e-12
     assert res.gamma == W.max() >= dobrushin(MarkovOperator(M), eps).gamma - 1e-12
 
@@ -286,7 +231,7 @@ def test_inputs_subset_never_below_exact_and_at_most_full():
     rows = [int(s[1:]) for s in sub]
     for eps in (0.0, 1.0, math.inf):
         g_sub = dobrushin(K, eps, inputs=sub).gamma
-        exact = min(_mpf(exact_max_low(M[rows], eps)[0]), 1)
+        exact = min(to_mpf(exact_max_low(M[rows], eps)[0]), 1)
         assert mpmath.mpf(g_sub) >= exact and g_sub - exact <= 1e-12
         assert g_sub <= dobrushin(K, eps).gamma
         curve = dobrushin_curve(K, [eps], inputs=sub)[0]
@@ -307,5 +252,5 @@ def test_curve_pruning_with_switching_maximisers():
     eps = np.unique(np.concatenate([np.linspace(0.0, 60.0, 25), [27.6, 46.0, 92.0, 230.0, 575.0, 700.0]]))
     curve = dobrushin_curve(MarkovOperator(M), eps)
     for e, c in zip(eps, curve):
-        exact = min(_mpf(exact_max_low(M, float(e), extra=planted, top=6)[0]), 1)
+        exact = min(to_mpf(exact_max_low(M, float(e), extra=planted, top=6)[0]), 1)
         assert mpmath.mpf(float(c)) >= exact and c - exact <= 1e-9, (e, c, exact)

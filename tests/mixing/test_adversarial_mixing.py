@@ -26,6 +26,7 @@ from chainamp.operators import stationary_distribution
 from chainamp.privacy import hockey_stick, hockey_stick_curve, renyi_divergence
 from chainamp.errors import SolverError
 from chainamp.mixing import dobrushin, dobrushin_curve, doeblin, mixing_time, ultra_mixing
+from conftest import exact_hockey_low, exact_max_low, sixty_digits, to_mpf
 
 TINY = 2.0**-1074
 
@@ -33,31 +34,12 @@ TINY = 2.0**-1074
 @pytest.fixture(autouse=True, scope="module")
 def _sixty_digits():
     """mpmath at 60 digits for this module only (the global precision is left as other modules set it)."""
-    with mpmath.workdps(60):
+    with sixty_digits():
         yield
 
 
 # ----------------------------------------------------------------- exact references
-def _c_up(eps: float) -> mpmath.mpf:
-    """``e^eps`` rounded up (60 digits, padded by a relative 1e-45)."""
-    return mpmath.exp(mpmath.mpf(eps)) * (1 + mpmath.mpf(10) ** -45)
-
-
-def exact_hockey_low(p, q, eps: float):
-    """Rigorous lower bound on ``D_{e^eps}(p || q)`` for the stored doubles p, q (exact at eps 0, inf)."""
-    if eps == 0.0:
-        return sum((Fraction(a) - Fraction(b) for a, b in zip(p, q) if a > b), Fraction(0))
-    if math.isinf(eps):
-        return sum((Fraction(a) for a, b in zip(p, q) if b == 0.0 and a > 0.0), Fraction(0))
-    c = _c_up(eps)
-    total = mpmath.mpf(0)
-    for a, b in zip(p, q):
-        d = mpmath.mpf(float(a)) - c * mpmath.mpf(float(b))
-        if d > 0:
-            total += d
-    return total * (1 - mpmath.mpf(10) ** -50)
-
-
+# (c_up, exact_hockey_low, float_all_pairs, exact_max_low and to_mpf are shared in conftest.py)
 def _le(reported: float, exact) -> bool:
     """``min(exact, 1) <= reported`` with exact a Fraction or an mpf."""
     ref = min(exact, 1) if not isinstance(exact, Fraction) else min(exact, Fraction(1))
@@ -161,42 +143,6 @@ def test_renyi_random_against_mpmath():
             assert mpmath.mpf(renyi_divergence(p, q, alpha)) >= exact, (trial, alpha)
 
 
-# ----------------------------------------------------------------- all-pairs references
-def _float_all_pairs(M: np.ndarray, eps: float) -> np.ndarray:
-    """Plain float ``D_{e^eps}`` of every ordered pair (diagonal -1): only used to SCREEN pairs."""
-    n = M.shape[0]
-    out = np.empty((n, n))
-    with np.errstate(over="ignore", invalid="ignore"):
-        scaled = M * math.exp(eps) if eps <= 700 else (M * math.exp(eps / 2)) * math.exp(eps / 2)
-    for i in range(n):
-        if math.isinf(eps) or eps >= 746:
-            out[i] = np.where(M == 0, M[i][None, :], 0.0).sum(axis=1)
-        else:
-            out[i] = np.maximum(M[i][None, :] - scaled, 0.0).sum(axis=1)
-    np.fill_diagonal(out, -1.0)
-    return out
-
-
-def exact_max_low(M: np.ndarray, eps: float, extra=(), top: int = 12):
-    """Rigorous lower bound on ``max_{x != x'} D_{e^eps}(K_x || K_x')`` and the pair attaining it:
-    pairs are screened in plain floats (error ~1e-14, far below every planted gap) and the best
-    ``top`` of them, plus ``extra`` (planted and reported pairs), are evaluated exactly."""
-    F = _float_all_pairs(M, eps)
-    n = M.shape[0]
-    cand = {divmod(int(k), n) for k in np.argsort(-F.ravel(), kind="stable")[:top]} | set(extra)
-    best = None
-    for i, j in cand:
-        if i != j:
-            v = exact_hockey_low(M[i].tolist(), M[j].tolist(), eps)
-            if best is None or v > best[0]:
-                best = (v, i, j)
-    return best
-
-
-def _mpf(x):
-    return mpmath.mpf(x.numerator) / x.denominator if isinstance(x, Fraction) else mpmath.mpf(x)
-
-
 # ----------------------------------------------------------------- Doeblin, ultra-mixing, LP
 def exact_doeblin(M: np.ndarray) -> Fraction:
     return 1 - sum((min(Fraction(v) for v in col) for col in M.T), Fraction(0))
@@ -258,7 +204,7 @@ def test_lp_brackets_contain_exact(name):
     assert Fraction(u.gamma) >= exact_ultra(M)
     for eps in (0.0, 0.5, math.inf):
         r = dobrushin(K, eps, method="lp")
-        assert mpmath.mpf(r.gamma) >= min(_mpf(exact_max_low(M, eps, top=20)[0]), 1)
+        assert mpmath.mpf(r.gamma) >= min(to_mpf(exact_max_low(M, eps, top=20)[0]), 1)
 
 
 @pytest.mark.parametrize("status", ["optimal_inaccurate", "infeasible", "unbounded", "user_limit"],
@@ -382,7 +328,7 @@ def test_small_special_values_property(M, eps):
     # small operators (exact one-pass path) and their sparse copies, every ordered pair exactly
     exact = max(exact_hockey_low(M[i].tolist(), M[j].tolist(), eps)
                 for i in range(M.shape[0]) for j in range(M.shape[0]) if i != j)
-    exact = min(_mpf(exact), 1)
+    exact = min(to_mpf(exact), 1)
     for K in (MarkovOperator(M), MarkovOperator(sp.csr_matrix(M))):
         g = dobrushin(K, eps).gamma
         c = float(dobrushin_curve(K, [eps])[0])

@@ -18,8 +18,6 @@ import chainamp as ca
 from chainamp import MarkovOperator
 from chainamp.errors import InvalidOperatorError
 
-pytest.importorskip("cvxpy")
-
 
 def F(rows):
     return [[Fraction(x) for x in r] for r in rows]

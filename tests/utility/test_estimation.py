@@ -162,8 +162,8 @@ _MC_CASES = {
 }
 
 
-@pytest.mark.parametrize("population", ["sampled", "fixed"])
-@pytest.mark.parametrize("case", sorted(_MC_CASES))
+@pytest.mark.parametrize("population", ["sampled", "fixed"], ids=str)
+@pytest.mark.parametrize("case", sorted(_MC_CASES), ids=str)
 def test_unbiased_and_covariance_against_monte_carlo(case, population):
     make, statistic = _MC_CASES[case]
     P = make()
@@ -221,7 +221,7 @@ def test_ibu_is_the_maximum_likelihood_for_two_inputs(counts):
     assert r.frequencies.sum() == pytest.approx(1.0, abs=1e-12) and np.all(r.frequencies >= 0)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3], ids=lambda s: f"seed{s}")
 def test_ibu_is_the_maximum_likelihood_on_the_simplex(seed):
     rng = np.random.default_rng(seed)
     P = random_stochastic(rng, 3, 4)
@@ -376,7 +376,7 @@ def test_accuracy_methods_validation():
 
 
 # ------------------------------------------------------------------------------------------ presentation
-@pytest.mark.parametrize("method", ["unbiased", "ibu"])
+@pytest.mark.parametrize("method", ["unbiased", "ibu"], ids=str)
 def test_estimate_prints_itself(method):
     P = mechanisms.randomized_response(3, 1.0, labels=["red", "green", "blue"])
     r = FrequencyEstimator(P, method=method).estimate({"red": 40, "green": 35, "blue": 25})
