@@ -96,6 +96,19 @@ def test_contract_signatures():
     assert [f.name for f in dataclasses.fields(chainamp.design.DesignResult)][:4] == [
         "K", "objective", "dual_bound", "report"]
 
+    # issue 12: composition, many reports, dominating pairs and the adapters
+    assert leading(chainamp.compose, 2) == [("items", "P"), ("counts", "P")]
+    assert inspect.signature(chainamp.compose).parameters["counts"].default is None
+    assert leading(chainamp.amplify_reports, 4) == [("mechanism", "P"), ("K", "P"), ("reports", "P"),
+                                                    ("memoized", "K")]
+    assert inspect.signature(chainamp.amplify_reports).parameters["memoized"].default is True
+    assert [f.name for f in dataclasses.fields(chainamp.DominatingPair)][:2] == ["p", "q"]
+    assert callable(chainamp.DominatingPair.delta)
+    for method in ("dominating_pair", "to_dp_accounting", "to_opendp", "from_dp_accounting"):
+        assert callable(getattr(chainamp.PrivacyProfile, method)), method
+    assert leading(chainamp.mechanisms.from_pure_ldp, 1) == [("client", "P")]
+    assert leading(chainamp.mechanisms.from_multi_freq_ldpy, 3) == [("protocol", "P"), ("k", "P"), ("epsilon", "P")]
+
 
 #: the layers of docs/architecture.md: a module may import (at module level) only from its own folder or a
 #: folder of a lower layer; the facade modules at the top of the package (the public namespaces) come last
