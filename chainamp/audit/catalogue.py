@@ -30,13 +30,17 @@ from ..privacy import DP, PrivacyProfile
 
 __all__ = ["CATALOGUE", "PROFILES", "GRAPHS"]
 
-#: Catalogue names a pipeline may use (``catalogue = "..."``), each a function of :mod:`chainamp.mechanisms`.
+#: Catalogue names a pipeline may use (``catalogue = "..."``), each a function of :mod:`chainamp.mechanisms`
+#: (looked up in ``chainamp.privacy.mechanisms``, then ``chainamp.privacy.adapters``).
 CATALOGUE = ("binary_randomized_response", "randomized_response", "nu_randomized_response", "rappor_permanent",
              "rappor_instantaneous", "rappor_pipeline", "symmetric_unary_encoding",
-             "optimized_unary_encoding", "exponential_mechanism")
+             "optimized_unary_encoding", "exponential_mechanism", "from_multi_freq_ldpy")
 
-#: Catalogue entries that return several operators: the ``part`` key picks one (an attribute of the result).
-_PARTS = {"rappor_pipeline": ("mechanism", "permanent", "instantaneous", "one_report")}
+#: Catalogue entries that may return several operators: the ``part`` key picks one (an attribute of the
+#: result), and is required exactly when the result is not one operator (``from_multi_freq_ldpy`` returns
+#: an operator for GRR, SUE and OUE and a two-stage ``LongitudinalPipeline`` for the L- protocols).
+_PARTS = {"rappor_pipeline": ("mechanism", "permanent", "instantaneous", "one_report"),
+          "from_multi_freq_ldpy": ("mechanism", "instantaneous")}
 
 #: Black-box privacy profiles (``profile = "..."``) and their constructors on :class:`PrivacyProfile`.
 PROFILES = {"pure": "pure", "laplace": "laplace", "gaussian": "gaussian", "randomized_response": "randomized_response"}
@@ -289,25 +293,40 @@ def _relabel(op: MarkovOperator, spec: dict, ctx: _Ctx, fld: str, atol: float) -
         raise ctx.error(fld, exc) from None
 
 
-def _catalogue(spec: dict, ctx: _Ctx, fld: str, reserved: set) -> tuple[MarkovOperator, str]:
-    from ..privacy import mechanisms
+def _catalogue_functions() -> dict:
+    """The allow-listed catalogue functions present in this chainamp, by name (looked up lazily, in the
+    mechanism catalogue and then the adapters of :mod:`chainamp.privacy`)."""
+    from ..privacy import adapters, mechanisms
 
+    found = {}
+    for n in CATALOGUE:
+        fn = getattr(mechanisms, n, None) if callable(getattr(mechanisms, n, None)) else getattr(adapters, n, None)
+        if callable(fn):
+            found[n] = fn
+    return found
+
+
+def _catalogue(spec: dict, ctx: _Ctx, fld: str, reserved: set) -> tuple[MarkovOperator, str]:
+    functions = _catalogue_functions()
     name = spec["catalogue"]
-    available = [n for n in CATALOGUE if callable(getattr(mechanisms, n, None))]
-    if not isinstance(name, str) or name not in available:
-        raise ctx.error(f"{fld}.catalogue", f"unknown catalogue mechanism {name!r} (known: {', '.join(available)})")
+    if not isinstance(name, str) or name not in functions:
+        raise ctx.error(f"{fld}.catalogue", f"unknown catalogue mechanism {name!r} (known: {', '.join(functions)})")
     params = {k: v for k, v in spec.items() if k not in reserved and k != "part"}
     parts = _PARTS.get(name)
     if parts is None and "part" in spec:
         raise ctx.error(f"{fld}.part", f"only for {', '.join(_PARTS)} (catalogue {name!r} is one operator)")
     part = spec.get("part") if parts else None
-    if parts and part not in parts:
+    if parts and part is not None and part not in parts:
         raise ctx.error(f"{fld}.part", f"catalogue {name!r} needs part = one of {', '.join(parts)} (got {part!r})")
     k = params.get("k")
     if isinstance(k, int) and not isinstance(k, bool) and k > _MAX_NODES // 20:
         raise ctx.error(f"{fld}.k", f"must be <= {_MAX_NODES // 20} (a dense k x k operator; got {k})")
-    op = _call(getattr(mechanisms, name), params, ctx, fld, f"catalogue {name!r}")
-    if part is not None:
+    op = _call(functions[name], params, ctx, fld, f"catalogue {name!r}")
+    if parts and isinstance(op, MarkovOperator) and part is not None:
+        raise ctx.error(f"{fld}.part", f"catalogue {name!r} with these parameters is one operator: leave part out")
+    if parts and not isinstance(op, MarkovOperator):
+        if part is None:
+            raise ctx.error(f"{fld}.part", f"catalogue {name!r} needs part = one of {', '.join(parts)} (got None)")
         op = getattr(op, part)
     if not isinstance(op, MarkovOperator):
         raise ctx.error(f"{fld}.catalogue", f"{name!r} did not return an operator")

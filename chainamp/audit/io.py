@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from .fields import _Ctx, read_operator
 from .pipeline import FORMAT, Claim, Pipeline, parse_document, read_toml
 from .catalogue import CATALOGUE, GRAPHS, PROFILES
+from .over_time import ReportsOverTime, certify_reports
 from .._numerics import REFUTE_ATOL, REFUTE_RTOL, ROW_SUM_ATOL, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, text_table
 from ..amplification import AmplificationReport, amplify, amplify_steps, StepsReport
 from ..errors import ChainampError
@@ -103,17 +104,20 @@ class ClaimVerdict:
     def to_dict(self) -> dict:
         return {"claim": self.claim.statement(), "form": self.claim.form, "label": self.claim.label,
                 "epsilon": self.claim.epsilon, "delta": self.claim.delta, "certified": _json(self.certified),
-                "source": self.source, "exact": _json(self.exact), "holds": self.holds, "status": self.status}
+                "source": self.source, "exact": _json(self.exact), "holds": self.holds, "status": self.status,
+                "reports": self.claim.reports}
 
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Result of :func:`audit`: the amplification report, optional per-step report and claim verdicts."""
+    """Result of :func:`audit`: the amplification report, optional per-step report, claim verdicts and,
+    for a file with ``reports``, epsilon' after each number of reports (``over_time``)."""
 
     pipeline: Pipeline
     report: AmplificationReport
     verdicts: tuple
     steps: StepsReport | None = None
+    over_time: ReportsOverTime | None = None
 
     @property
     def reports(self) -> dict:
@@ -121,6 +125,8 @@ class AuditResult:
         out = {"amplification": self.report}
         if self.steps is not None:
             out["per step"] = self.steps
+        if self.over_time is not None:
+            out["over time"] = self.over_time
         return out
 
     @property
@@ -169,6 +175,8 @@ class AuditResult:
         parts = [lead, "\n".join(self._head()), report]
         if self.steps is not None:
             parts.append(str(self.steps))
+        if self.over_time is not None:
+            parts.append(str(self.over_time))
         if self.verdicts:
             parts.append(text_table(self._claim_header(), self._claim_rows(), title="claims"))
             parts.append(self._summary())
@@ -194,6 +202,8 @@ class AuditResult:
         report = self.report._repr_html_()
         first = f'<p class="headline"><b>{html.escape(self.headline)}</b></p>'
         out += report[len(first):].lstrip("\n") if report.startswith(first) else report
+        if self.over_time is not None:
+            out += self.over_time._repr_html_()
         if self.verdicts:
             out += html_table(self._claim_header(), self._claim_rows(), title="claims")
             out += f"<p><b>{html.escape(self._summary())}</b></p>"
@@ -206,6 +216,7 @@ class AuditResult:
                 "source": None if p.source is None else str(p.source),
                 "mechanism": p.mechanism_description, "steps": list(p.step_names),
                 "report": self.report.to_dict(), "per_step": None if self.steps is None else self.steps.to_dict(),
+                "reports": None if self.over_time is None else self.over_time.to_dict(),
                 "claims": [v.to_dict() for v in self.verdicts], "ok": self.ok}
 
     def plot(self, **kwargs):
@@ -290,6 +301,10 @@ def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | 
     a certified LOWER bound of the exact delta at the claimed epsilon exceeds the claimed
     delta (the exact column itself is an upper bound: rounded up, searched to a bracket).
 
+    A file with ``reports`` (``pipeline.reports``) is also certified after each number of reports T,
+    memoized or fresh (:func:`chainamp.audit.over_time.certify_reports`, in ``result.over_time``), and a
+    claim naming ``reports = T`` is checked against that T's report.
+
     ``pipeline`` is a :class:`Pipeline` or the path of a pipeline file (read with
     :func:`load_pipeline`). ``progress`` (optional) is called with a short text
     before each stage.
@@ -321,11 +336,22 @@ def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | 
             steps = amplify_steps(pipeline.mechanism, ops, delta=report.target_delta, neighbors=neighbors)
     except (ChainampError, ValueError) as exc:
         raise ctx.error("pipeline", exc) from None
+    over = None
+    if pipeline.reports is not None:  # epsilon' after T reports (memoized or fresh): see .over_time
+        try:
+            over = certify_reports(pipeline.mechanism, tuple(ops), report, pipeline.reports,
+                                   memoized=pipeline.memoized, neighbors=neighbors, progress=say)
+        except (ChainampError, ValueError) as exc:
+            raise ctx.error("reports", exc) from None
     verdicts = []
     for i, claim in enumerate(pipeline.claims):
         say(f"claim {i + 1} of {len(pipeline.claims)}")
-        verdicts.append(_verdict(report, claim, ops))
-    return AuditResult(pipeline, report, tuple(verdicts), steps)
+        if claim.reports is None or over is None:  # one report (a file without reports: reports = 1)
+            verdicts.append(_verdict(report, claim, ops))
+        else:
+            row = over.row(claim.reports)
+            verdicts.append(_verdict(row.report, claim, list(row.steps)))
+    return AuditResult(pipeline, report, tuple(verdicts), steps, over)
 
 
 def _verdict(report: AmplificationReport, claim: Claim, ops: list | None = None) -> ClaimVerdict:

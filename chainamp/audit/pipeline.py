@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fields import _boolean, _Ctx, _label, _misplaced, _number, _TOP_KEYS
+from .fields import _boolean, _Ctx, _integer, _label, _misplaced, _number, _TOP_KEYS
 from .catalogue import _mechanism, _step
 from .._numerics import fmt_number
 from ..errors import InvalidPipelineError
@@ -33,6 +33,9 @@ __all__ = ["FORMAT", "Claim", "Pipeline", "read_toml", "parse_document"]
 
 #: The format string a pipeline file must declare.
 FORMAT = "chainamp-pipeline/1"
+#: Largest number of reports ``reports = T`` may name, and how many values the array may hold.
+_MAX_REPORTS = 10_000
+_MAX_REPORT_VALUES = 50
 
 
 # --------------------------------------------------------------------------- pipeline objects
@@ -43,16 +46,22 @@ class Claim:
     ``form = "epsilon_at"``: the certified epsilon' at delta' = ``delta`` is at most ``epsilon``.
     ``form = "delta_at"``: the certified delta' at epsilon' = ``epsilon`` is at most ``delta``.
     Both say "K o M is (epsilon, delta)-DP"; they differ in which number is searched.
+    ``reports = T`` (optional) makes it a claim about T reports (see ``Pipeline.reports``); None is
+    one report, checked against the audit's main report.
     """
 
     epsilon: float
     delta: float
     form: str = "epsilon_at"
     label: str = ""
+    reports: int | None = None
 
     def statement(self) -> str:
         e, d = fmt_number(self.epsilon), fmt_number(self.delta)
-        return f"epsilon' <= {e} at delta' = {d}" if self.form == "epsilon_at" else f"delta' <= {d} at epsilon' = {e}"
+        text = f"epsilon' <= {e} at delta' = {d}" if self.form == "epsilon_at" else f"delta' <= {d} at epsilon' = {e}"
+        if self.reports is not None:
+            text += f" after {self.reports} report{'s' if self.reports != 1 else ''}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,13 @@ class Pipeline:
         Also report epsilon'(t) after each step (:func:`chainamp.amplify_steps`).
     source : Path or None
         The file it was read from.
+    reports : tuple of int or None
+        The numbers of reports T to certify (sorted), None when the file names none: then the
+        audit certifies one report, as it always did.
+    memoized : bool
+        True: everything before the last step is drawn once and the last step is applied T times
+        to that draw (RAPPOR's permanent and instantaneous responses); False: T fresh draws of the
+        whole pipeline (composition).
     """
 
     mechanism: Any
@@ -92,6 +108,8 @@ class Pipeline:
     delta: float | None = None
     per_step: bool = False
     source: Path | None = None
+    reports: tuple | None = None
+    memoized: bool = True
 
     def __repr__(self) -> str:
         n, c = len(self.operators), len(self.claims)
@@ -147,7 +165,7 @@ def parse_document(data: Any, source: str | Path | None = None) -> Pipeline:
     steps = data.get("steps")
     if not isinstance(steps, list) or not steps:
         raise ctx.error("steps", "must be a non-empty array of tables ([[steps]]), the post-processing K1, K2, ...")
-    ops, names = [], []
+    ops, names, repeat = [], [], 1
     for i, spec in enumerate(steps):
         prev = ops[-1] if ops else (mech if isinstance(mech, MarkovOperator) else None)
         reads = None if prev is None else (prev.outputs, "the previous step" if ops else "the mechanism")
@@ -166,6 +184,12 @@ def parse_document(data: Any, source: str | Path | None = None) -> Pipeline:
     if not isinstance(claims, list):
         raise ctx.error("claims", "must be an array of tables ([[claims]])")
     parsed = tuple(_claim(c, ctx, f"claims[{i}]") for i, c in enumerate(claims))
+    reports, memoized = _reports(data, ctx, last_repeat=repeat, last=len(steps) - 1)
+    for i, c in enumerate(parsed):
+        if c.reports is not None and c.reports not in (reports or (1,)):
+            audited = ", ".join(map(str, reports or (1,)))
+            raise ctx.error(f"claims[{i}].reports", f"{c.reports} is not a number of reports the audit certifies "
+                                                     f"({audited}): add it to the top-level reports = [...]")
     delta = data.get("delta")
     if delta is not None:
         delta = _number(delta, ctx, "delta")
@@ -175,7 +199,39 @@ def parse_document(data: Any, source: str | Path | None = None) -> Pipeline:
         delta = min(c.delta for c in parsed if c.form == "epsilon_at")
     per_step = _boolean(data.get("per_step", False), ctx, "per_step")
     return Pipeline(mech, mech_desc, tuple(ops), tuple(names), neighbors, parsed, delta=delta, per_step=per_step,
-                    source=ctx.path, **texts)
+                    source=ctx.path, reports=reports, memoized=memoized, **texts)
+
+
+def _reports(data: dict, ctx: _Ctx, last_repeat: int, last: int) -> tuple[tuple | None, bool]:
+    """``reports`` (an integer or an array of distinct integers, sorted) and ``memoized`` (default true)."""
+    if "reports" not in data:
+        if "memoized" in data:
+            raise ctx.error("memoized", "only with reports = T (or an array of numbers of reports): without "
+                                        "reports the audit certifies one report, memoized or not")
+        return None, True
+    value = data["reports"]
+    if isinstance(value, list):
+        if not value or len(value) > _MAX_REPORT_VALUES:
+            raise ctx.error("reports", f"must hold 1 to {_MAX_REPORT_VALUES} numbers of reports (got {len(value)})")
+        named = [(f"reports[{i}]", v) for i, v in enumerate(value)]
+    elif isinstance(value, int) and not isinstance(value, bool):
+        named = [("reports", value)]
+    else:
+        raise ctx.error("reports", f"must be an integer >= 1 or an array of them, e.g. [1, 2, 5, 10], got {value!r}")
+    seen: list[int] = []
+    for fld, v in named:
+        t = _integer(v, ctx, fld)
+        if t > _MAX_REPORTS:
+            raise ctx.error(fld, f"must be <= {_MAX_REPORTS} (got {t})")
+        if t in seen:
+            raise ctx.error(fld, f"{t} is listed twice")
+        seen.append(t)
+    memoized = _boolean(data.get("memoized", True), ctx, "memoized")
+    if memoized and max(seen) > 1 and last_repeat > 1:
+        raise ctx.error(f"steps[{last}].repeat", "with memoized reports the last step is what each report applies "
+                                                  "afresh to one draw of everything before it, so it must be one "
+                                                  "operator: write the earlier repetitions as a step of their own")
+    return tuple(sorted(seen)), memoized
 
 
 def _preview(labels: tuple, k: int = 3) -> str:
@@ -210,9 +266,9 @@ def _neighbors(value: Any, mech: Any, ctx: _Ctx) -> tuple | None:
 def _claim(spec: Any, ctx: _Ctx, fld: str) -> Claim:
     if not isinstance(spec, dict):
         raise ctx.error(fld, f"must be a table, got {spec!r}")
-    extra = sorted(set(spec) - {"epsilon", "delta", "form", "label"})
+    extra = sorted(set(spec) - {"epsilon", "delta", "form", "label", "reports"})
     if extra:
-        raise ctx.error(f"{fld}.{extra[0]}", "unknown key (allowed: epsilon, delta, form, label)"
+        raise ctx.error(f"{fld}.{extra[0]}", "unknown key (allowed: epsilon, delta, form, label, reports)"
                         + _misplaced(extra[0]))
     form = spec.get("form", "epsilon_at")
     if form not in ("epsilon_at", "delta_at"):
@@ -230,4 +286,5 @@ def _claim(spec: Any, ctx: _Ctx, fld: str) -> Claim:
     label = spec.get("label", "")
     if not isinstance(label, str):
         raise ctx.error(f"{fld}.label", f"must be a string, got {label!r}")
-    return Claim(eps, delta, form, label)
+    reports = _integer(spec["reports"], ctx, f"{fld}.reports") if "reports" in spec else None
+    return Claim(eps, delta, form, label, reports)

@@ -96,6 +96,12 @@ def _plot_of(obj):
         from .plot import plot_operator
 
         return plot_operator(obj)
+    from .over_time import ReportsOverTime
+
+    if isinstance(obj, ReportsOverTime):  # an audit with reports = T: epsilon' against T
+        from .plot_reports import plot_reports_over_time
+
+        return plot_reports_over_time(obj)
     return None
 
 
@@ -144,6 +150,12 @@ def _caption(obj) -> str | None:
         from .plot_profiles import PLOT_KEY
 
         return PLOT_KEY
+    from .over_time import ReportsOverTime
+
+    if isinstance(obj, ReportsOverTime):
+        from .plot_reports import REPORTS_PLOT_KEY
+
+        return REPORTS_PLOT_KEY
     return None
 
 
