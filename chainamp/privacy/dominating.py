@@ -128,6 +128,11 @@ class DominatingPair:
             return math.inf
         return math.nextafter(float(llr_s[0]) + d_llr, math.inf) if llr_s.size else -math.inf
 
+    def _largest_finite_loss(self) -> float:
+        """The largest finite ``log(p_y / q_y)`` over outcomes with ``p_y > 0`` (for display; -inf if none)."""
+        llr = self.log_ratios[(self.p > 0) & (self.q > 0)]
+        return float(llr.max()) if llr.size else -math.inf
+
     def delta(self, epsilon: Any) -> float | np.ndarray:
         """``H_{e^eps}(p || q)`` for every real eps (``-inf`` and ``inf`` included), rounded UP;
         a float for scalar input, an ndarray of the same shape for arrays.
@@ -286,7 +291,7 @@ class DominatingPair:
         lines = [f"A dominating pair of {self.size} outcomes for {self.name}: composing it bounds every "
                  f"composition of that mechanism ({kind}).",
                  f"  delta(0) = {fmt_number(self.delta(0.0))}, delta(inf) = {fmt_number(self.infinity_mass)}, "
-                 f"largest finite privacy loss = {fmt_number(self.pure_epsilon)}"]
+                 f"largest finite privacy loss = {fmt_number(self._largest_finite_loss())}"]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
