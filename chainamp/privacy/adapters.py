@@ -5,7 +5,7 @@ encoding, RAPPOR) and returns the :class:`~chainamp.MarkovOperator` its ``privat
 samples from. :func:`from_multi_freq_ldpy` rebuilds a multi-freq-ldpy protocol (GRR, SUE, OUE)
 or longitudinal chain (L-GRR, L-SUE, L-OUE, L-OSUE, L-SOUE) from its name and epsilons, with the
 parameters the library derives, as an operator or a :class:`LongitudinalPipeline` (first stage,
-the memoized permanent report, then the second stage applied to it at every report).
+meant to be memoized - the library's own clients redraw it at every call -, then the second stage).
 
 Neither library is imported: the adapters read attributes and re-derive the library's published
 formulas, so both stay test-only peers. The adapters model what the libraries' samplers do, which
@@ -46,9 +46,18 @@ _PURE_LDP_CLIENTS = ("DEClient", "UEClient", "RAPPORClient")
 class LongitudinalPipeline:
     """A multi-freq-ldpy longitudinal protocol as two Markov operators (see :func:`from_multi_freq_ldpy`).
 
-    The first stage is drawn once per user and memoized (RAPPOR's permanent randomized response);
-    each report applies the second stage to it afresh. ``mechanism`` is the input mechanism M and
-    ``instantaneous`` the post-processing K of ``chainamp.amplify(M, K)``.
+    The protocols are designed so that the first stage is drawn once per user and memoized (RAPPOR's
+    permanent randomized response) and each report applies the second stage to it afresh.
+    ``mechanism`` is the input mechanism M and ``instantaneous`` the post-processing K of
+    ``chainamp.amplify(M, K)``.
+
+    Warning: multi-freq-ldpy's own clients (``L_GRR_Client`` and the other ``L_*_Client``) draw BOTH stages
+    at every call: they do not keep the first-stage draw, so T calls of the library are T fresh
+    draws of the whole chain (checked by sampling: P(y1 == y2) matches the fresh model, 17 standard
+    errors from the memoized one). The protocols are designed to be memoized (Arcolezi et al. 2022);
+    memoization is the caller's job. Certify what you deploy: ``amplify_reports(...,
+    memoized=False)`` for the library's clients as shipped, ``memoized=True`` only if you store the
+    first-stage draw.
 
     Attributes
     ----------
@@ -266,6 +275,9 @@ def _l_ue_second(p1: float, q1: float, second: str, eps_1: float) -> float:
     as ``c2 -> 0`` (L-OSUE, where ``a1 = 2 p1 - 1 = 0``, is linear), ``2 c0 / (-c1 - sign(c1) sqrt(D))``,
     written without cancellation; the library's expanded closed forms agree with it to about
     ``1e-5`` relative at very small epsilons (their own cancellation) and to ``1e-13`` elsewhere.
+    The certificate is for this root: where the library's floats differ, the mechanism it really
+    runs differs too (L-SUE at eps_perm = 0.05, eps_1 = 0.001: its one report is 0.00100092-LDP,
+    the exact root's 0.001), so at such tiny epsilons audit the library's own parameters.
     """
     if second == "OUE":  # p2 = 1/2, q2 = t
         a0, a1, b0, b1 = p1 / 2.0, 1.0 - p1, q1 / 2.0, 1.0 - q1
@@ -323,9 +335,10 @@ def from_multi_freq_ldpy(protocol: str, k: int, epsilon: float,
     - ``"L-GRR"``, ``"L-SUE"``, ``"L-OUE"``, ``"L-OSUE"``, ``"L-SOUE"`` (``long_freq_est``; Arcolezi,
       Couchot, Al Bouna, Xiao 2022, "Improving the utility of locally differentially private
       protocols for longitudinal and multidimensional frequency estimates"): a first stage with
-      ``epsilon`` (the library's ``eps_perm``, the guarantee after any number of reports), memoized,
-      then a second stage chosen so that one report is stated ``eps_1``-LDP. Returns a
-      :class:`LongitudinalPipeline`.
+      ``epsilon`` (the library's ``eps_perm``, the guarantee after any number of reports when it is
+      memoized), then a second stage chosen so that one report is stated ``eps_1``-LDP. Returns a
+      :class:`LongitudinalPipeline`. The library's clients do not memoize the first stage (see
+      :class:`LongitudinalPipeline`): their T reports are T fresh draws of the chain.
 
     What the stated eps_1 means. For the unary encodings the second stage solves the exact
     one-report equation (see ``_l_ue_second``) and ``ldp_guarantee(pipeline.one_report)`` certifies
