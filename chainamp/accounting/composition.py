@@ -56,9 +56,21 @@ def _item_profile(item: Any, index: int) -> PrivacyProfile | DominatingPair:
     if isinstance(item, (MarkovOperator, np.ndarray)) or type(item).__module__.startswith("scipy.sparse"):
         return privacy_profile(item)
     if isinstance(item, (list, tuple)) and item and all(isinstance(r, (list, tuple, np.ndarray)) for r in item):
+        if all(len(r) == 2 for r in item):  # (eps, delta) points, as amplify reads them
+            return PrivacyProfile.from_points([tuple(r) for r in item])
         return privacy_profile(np.asarray(item, dtype=float))
     raise TypeError(f"items[{index}] must be a PrivacyProfile, an AmplificationReport, a DP point or a finite "
                     f"mechanism (MarkovOperator or row-stochastic matrix), got {type(item).__name__} {item!r:.60}")
+
+
+def _no_finite_loss(pair: DominatingPair) -> bool:
+    """Whether one direction of the pair has all its mass at infinite privacy loss (no outcome with both
+    p > 0 and q > 0): then delta(eps) = 1 for every eps."""
+    return not np.any((np.asarray(pair.p) > 0) & (np.asarray(pair.q) > 0))
+
+
+def _item_name(prof: Any) -> str:
+    return str(getattr(prof, "name", type(prof).__name__))
 
 
 def compose(items: Iterable[Any], counts: Iterable[int] | None = None, *,
@@ -129,6 +141,10 @@ def compose(items: Iterable[Any], counts: Iterable[int] | None = None, *,
         if n == 0:
             continue
         pair = prof if isinstance(prof, DominatingPair) else prof.dominating_pair()
+        if _no_finite_loss(pair):  # P and Q disjoint: delta = 1 at every eps, and so for the composition
+            return PrivacyProfile.from_callable(
+                lambda e: 1.0, name="composition of " + ", ".join(_item_name(q) for q in profiles),
+                source=f"items[{profiles.index(prof)}] has disjoint output distributions: delta = 1 at every eps")
         pld = pair_to_pld(pair.p, pair.q, value_discretization_interval=d)
         lo, hi, has_inf, width, norm2 = grid_extent(pld)
         if n > 1:

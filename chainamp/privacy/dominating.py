@@ -344,6 +344,10 @@ def _check_points(points: Any) -> list[tuple[float, float]]:
     return out
 
 
+#: where a grid pair stops when a profile never falls to its floor (e^eps still finite in double)
+_FAR_EPSILON = 700.0
+
+
 def _grid_pair(profile: Any, epsilons: Any, num: int, delta_floor: float) -> DominatingPair:
     """Body of ``PrivacyProfile.dominating_pair`` for a profile known only through ``delta(eps)``.
 
@@ -354,15 +358,21 @@ def _grid_pair(profile: Any, epsilons: Any, num: int, delta_floor: float) -> Dom
     which lies above the profile, a convex function of ``e^eps``; for eps < 0 it is the mirror image
     ``1 - a + a delta(-eps)``). The grid is ``num`` points evenly spaced on ``[0, eps_max]`` with
     ``eps_max`` the profile's ``pure_epsilon`` when finite, else the eps where the profile falls to
-    ``delta_floor`` (beyond it the pair keeps ``delta(eps_max)`` as its mass of infinite loss).
+    ``delta_floor`` (beyond it the pair keeps ``delta(eps_max)`` as its mass of infinite loss), or, when
+    the profile levels off above the floor, where it comes within 0.1 % of its value at eps = 700.
     """
     if epsilons is None:
         top = profile.pure_epsilon
         if not math.isfinite(top):
             top = profile.epsilon(delta_floor)
         if not math.isfinite(top):
-            raise InvalidMechanismError(f"profile {profile.name!r}: delta never falls to delta_floor="
-                                        f"{delta_floor!r}; pass explicit epsilons")
+            # delta levels off above the floor (mass at infinite loss, e.g. a finite pipeline with a zero
+            # another row lacks): end the grid where it is within 0.1 % of its value far out; the pair keeps
+            # delta(eps_max) >= delta(eps) for every eps >= eps_max as its mass of infinite loss (sound)
+            far = float(np.minimum(profile.delta(np.array([_FAR_EPSILON])), 1.0)[0])
+            top = profile.epsilon(min(1.0, far * (1.0 + 1e-3) + delta_floor))
+            if not math.isfinite(top) or top > _FAR_EPSILON:
+                top = _FAR_EPSILON
         grid = np.linspace(0.0, top, num) if top > 0 else np.array([0.0])
     else:
         grid = np.unique(_as_real_array(epsilons).ravel())

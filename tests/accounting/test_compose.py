@@ -276,3 +276,32 @@ def test_pair_to_pld_validation(p, q, kwargs, exc, match):
 def test_profile_to_pld_needs_a_profile():
     with pytest.raises(TypeError, match="PrivacyProfile"):
         profile_to_pld(DP(1.0))
+
+
+# ------------------------------------------------------------------ regressions from the adversarial review
+@pytest.mark.parametrize("items, counts", [
+    ([np.array([[1.0, 0.0], [0.0, 1.0]])], [2]),
+    ([DP(1.0, 0.0), MarkovOperator([[1.0, 0.0], [0.0, 1.0]])], None),
+], ids=["disjoint-twice", "with-a-dp-point"])
+def test_disjoint_supports_compose_to_delta_one(items, counts):
+    """A mechanism whose rows have disjoint supports has delta = 1 at every eps; so has any composition
+    with it (dp-accounting crashed on the empty finite part)."""
+    prof = compose(items, counts)
+    assert all(prof.delta(e) == 1.0 for e in (0.0, 1.0, 50.0))
+
+
+def test_reports_whose_envelope_keeps_mass_at_infinite_loss_compose():
+    """A finite pipeline with a zero another row lacks keeps delta > 0 at every eps: its report envelope's
+    grid pair keeps that level as mass at infinite loss instead of refusing."""
+    M, K = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.5, 0.5]])
+    prof = compose([amplify(MarkovOperator(M), MarkovOperator(K), delta=0.8)], counts=[2])
+    P = M @ K
+    p2, q2 = np.outer(P[0], P[0]).ravel(), np.outer(P[1], P[1]).ravel()
+    for e in (0.0, 0.5, 2.0):
+        exact = max(np.maximum(p2 - np.exp(e) * q2, 0).sum(), np.maximum(q2 - np.exp(e) * p2, 0).sum())
+        assert prof.delta(e) >= exact - 1e-12
+
+
+def test_a_list_of_pairs_is_read_as_points_as_amplify_reads_it():
+    pts = [(0.5, 0.5), (0.9, 0.1)]
+    assert compose([pts]).delta(0.0) == compose([PrivacyProfile.from_points(pts)]).delta(0.0)

@@ -288,10 +288,24 @@ def test_display_and_to_dict():
     (lambda: PrivacyProfile.laplace(1.0).dominating_pair(num=1), InvalidParameterError, "num"),
     (lambda: PrivacyProfile.laplace(1.0).dominating_pair(delta_floor=0.0), InvalidParameterError, "delta_floor"),
     (lambda: PrivacyProfile.laplace(1.0).dominating_pair(epsilons=[-1.0]), InvalidParameterError, "epsilons"),
-    (lambda: PrivacyProfile.from_callable(lambda e: 0.5, name="flat").dominating_pair(), InvalidMechanismError,
-     "never falls"),
 ], ids=["sum", "size", "negative", "name", "nan", "type", "epsilon-delta", "compose", "empty", "dp-not-list",
-        "short", "text", "neg-eps", "inf-eps", "big-delta", "roc-len", "roc-range", "num", "floor", "grid", "flat"])
+        "short", "text", "neg-eps", "inf-eps", "big-delta", "roc-len", "roc-range", "num", "floor", "grid"])
 def test_validation(make, exc, match):
     with pytest.raises(exc, match=match):
         make()
+
+
+@pytest.mark.parametrize("rows", [
+    [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]],
+    [[0.5, 0.3, 0.2, 0.0], [0.0, 0.2, 0.3, 0.5]],
+], ids=["flat-half", "decreasing-to-half"])
+def test_a_profile_that_levels_off_keeps_its_level_as_mass_at_infinite_loss(rows):
+    """delta never falls to the floor (mass at infinite loss): the grid ends where the profile has levelled
+    off and the pair keeps delta(eps_max) as mass at infinite loss, so it still dominates the mechanism (here
+    a finite one whose profile is handed over as a plain curve, so the grid path is taken)."""
+    exact = privacy_profile(rows)
+    curve = PrivacyProfile.from_callable(lambda e: float(exact.delta(e)), name="levels off")
+    pair = curve.dominating_pair()
+    assert not pair.exact and pair.delta(math.inf) >= exact.delta(700.0)
+    eps = np.linspace(0.0, 30.0, 301)
+    assert np.all(pair.delta(eps) >= exact.delta(eps))
