@@ -32,7 +32,7 @@ class ExactProfile(PrivacyProfile):
     """
 
     __slots__ = ("labels", "pairs", "_rows", "_a", "_pre_u", "_pre_v", "_suf_u", "_suf_v",
-                 "_llr_err", "_inf_u", "_inf_v", "_m")
+                 "_llr_err", "_inf_u", "_inf_v", "_m", "_row_dev")
 
     def __init__(self, **state: Any) -> None:
         super().__init__(self._eval_max, name=state.pop("name"), source=state.pop("source"), exact=True,
@@ -126,6 +126,23 @@ class ExactProfile(PrivacyProfile):
         return X
 
     def _eval_max(self, eps: np.ndarray) -> np.ndarray:
+        """The profile of the row-normalised mechanism. Stored rows whose sums are off 1 by more than rounding
+        (``rho`` = the largest deviation, plus the sums' own rounding) stand for their normalised rows
+        ``P / s`` with ``s`` in ``[1 - rho, 1 + rho]``, so ``sum [P_u / s_u - a P_v / s_v]_+ <= (1 / (1 - rho))
+        sum [P_u - a r P_v]_+`` with ``r = (1 - rho) / (1 + rho)``: the stored rows' value at
+        ``eps - log(1 / r)``, divided by ``1 - rho``; below 0 that shifted eps uses ``H_a <= delta(0) + (1 - a)
+        (1 + rho)``. Rows summing to 1 within rounding are used as stored (``rho = 0``)."""
+        rho = self._row_dev
+        if rho == 0.0:
+            return self._eval_stored(eps)
+        shift = math.log1p(2.0 * rho / (1.0 - rho))
+        shifted = eps - shift
+        neg = shifted < 0.0
+        out = self._eval_stored(np.where(neg, 0.0, shifted))
+        out = np.where(neg, out + (-np.expm1(np.minimum(shifted, 0.0))) * (1.0 + rho), out)
+        return round_up_array(out / (1.0 - rho), 4, upper=1.0)
+
+    def _eval_stored(self, eps: np.ndarray) -> np.ndarray:
         out = np.empty(eps.size)
         step = max(1, (1 << 20) // max(1, self._rows.shape[0]))  # bounds the (pairs x eps) temporaries
         for start in range(0, eps.size, step):
@@ -229,6 +246,11 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
             top = math.inf
         elif top < math.inf:  # largest finite log-ratio, either direction
             top = max(top, float(np.max(-a[sl, 0])), float(np.max(a[sl, m - 1])))
+    sums = np.asarray(P[used].sum(axis=1), dtype=float)
+    dev = float(np.max(np.abs(sums - 1.0)))
+    row_dev = dev + (m + 2) * UNIT_ROUNDOFF if dev > 2.0 * (m + 2) * UNIT_ROUNDOFF else 0.0
+    if row_dev > 0.0 and math.isfinite(top):
+        top += math.log1p(2.0 * row_dev / (1.0 - row_dev))  # the widening of _eval_max shifts eps by this
     if math.isinf(top):
         pure = math.inf
     elif top <= 0.0 and all(np.array_equal(P[i], P[j]) for i, j in rows):
@@ -240,4 +262,4 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     return ExactProfile(name=label, source="exact: max over neighbouring pairs of the hockey-stick divergence",
                         pure_epsilon=pure, labels=labels, pairs=pairs, _rows=rows, _a=a, _pre_u=pre_u,
                         _pre_v=pre_v, _suf_u=suf_u, _suf_v=suf_v, _llr_err=llr_err, _inf_u=inf_u,
-                        _inf_v=inf_v, _m=m)
+                        _inf_v=inf_v, _m=m, _row_dev=row_dev)
