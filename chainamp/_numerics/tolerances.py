@@ -16,7 +16,8 @@ __all__ = ["ROW_SUM_ATOL", "DIST_SUM_ATOL", "LP_ATOL", "LP_FEAS_ATOL", "UNIT_ROU
            "SMALLEST_SUBNORMAL", "TIE_BUDGET", "TIE_ERR", "L1_FORM_MAX_ERR", "REFUTE_RTOL", "REFUTE_ATOL",
            "ESTIMATOR_RANK_RTOL", "SUPPORT_RATE_ATOL", "IBU_GAP_TOL",
            "DESIGN_MAX_REPAIR", "DISPLAY_ZERO_ATOL", "PLD_DISCRETIZATION", "PLD_TAIL_MASS",
-           "DOMINATING_GRID_POINTS", "DOMINATING_DELTA_FLOOR"]
+           "DOMINATING_GRID_POINTS", "DOMINATING_DELTA_FLOOR",
+           "DESIGN_MAX_LP_NONZEROS"]
 
 #: A row of a Markov operator is accepted when ``|sum(row) - 1| <= ROW_SUM_ATOL``.
 ROW_SUM_ATOL = 1e-9
@@ -86,3 +87,8 @@ DOMINATING_GRID_POINTS = 512
 #: ... evenly spaced up to the profile's pure epsilon, or where delta falls to DOMINATING_DELTA_FLOOR when it
 #: never reaches 0 (the pair then keeps that delta as its mass of infinite privacy loss: sound).
 DOMINATING_DELTA_FLOOR = 1e-30
+#: design: the largest LP a design builds, counted as nonzeros of its constraint matrix (pairs x outputs of K x
+#: outputs of M for optimal_post_processing, 4 x pairs x n for the mixing designs). cvxpy and HiGHS hold about a
+#: few hundred bytes per nonzero, so 1e7 is a few GB on this kind of machine; measured: a 34-ary RR after
+#: 34-ary RR (1.3e6 nonzeros) takes ~9 s, a 77-ary one (3.5e7) did not finish in 5 minutes.
+DESIGN_MAX_LP_NONZEROS = 10_000_000

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import check_distribution, check_float_array, check_positive, preview_labels
+from .._numerics import check_distribution, check_float_array, check_int, check_positive, preview_labels
 from ..errors import InvalidParameterError, SolverError
 from ..operators import MarkovOperator
 
@@ -83,6 +83,16 @@ def check_labels(labels: Any, name: str) -> tuple:
 def check_tolerances(lp_feas_atol: Any, design_max_repair: Any) -> tuple[float, float]:
     """The two keyword tolerances of every design, checked at the boundary."""
     return check_positive(lp_feas_atol, "lp_feas_atol"), check_positive(design_max_repair, "design_max_repair")
+
+
+def check_lp_size(nonzeros: int, max_nonzeros: Any, what: str) -> None:
+    """Refuse an LP past ``max_nonzeros`` constraint nonzeros before building it (memory and time)."""
+    limit = check_int(max_nonzeros, "max_lp_nonzeros", minimum=1)
+    if nonzeros > limit:
+        raise InvalidParameterError(
+            f"{what}: the LP would have {nonzeros:,} constraint nonzeros, above max_lp_nonzeros={limit:,} "
+            f"(about a few hundred bytes each in the solver, and minutes to hours of solving); pass a larger "
+            f"max_lp_nonzeros= to go past it, or restrict the neighbours or the output set")
 
 
 def stochastic(K: np.ndarray, feas_atol: float) -> np.ndarray:

@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_choice, check_int, check_probability, fmt_number
+from .._numerics import DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_choice, check_int, check_probability, fmt_number
 from ..errors import InvalidParameterError, SolverError
 from ..mixing import dobrushin, doeblin
 from ..operators import MarkovOperator
 from . import duals
-from .common import check_labels, check_tolerances, check_loss, check_prior, operator, repair, stochastic
+from .common import check_labels, check_lp_size, check_tolerances, check_loss, check_prior, operator, repair, stochastic
 from .result import DesignResult
 
 __all__ = ["optimal_mixing_operator"]
@@ -41,7 +41,8 @@ COEFFICIENTS = ("dobrushin", "doeblin")
 def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrushin", loss: Any = None,
                             prior: Any = None, labels: Any = None, solver: str | None = None,
                             lp_feas_atol: float = LP_FEAS_ATOL, design_max_repair: float = DESIGN_MAX_REPAIR,
-                            verbose: bool = False) -> DesignResult:
+                            verbose: bool = False,
+                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS) -> DesignResult:
     r"""The least-loss n x n Markov operator whose Dobrushin (or Doeblin) coefficient is at most gamma.
 
     Minimises ``sum_x prior(x) sum_y K(x, y) loss(x, y)`` subject to the coefficient constraint (the
@@ -70,7 +71,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         A distribution over the n inputs; default uniform.
     labels : sequence of labels, optional
         The states (default ``range(n)``).
-    solver, lp_feas_atol, design_max_repair, verbose :
+    solver, lp_feas_atol, design_max_repair, verbose, max_lp_nonzeros :
         As for :func:`~chainamp.design.optimal_post_processing`.
 
     Returns
@@ -110,6 +111,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         notes.append("gamma = 0: only operators with equal rows qualify, so the best constant operator is optimal "
                      "(closed form, no LP)")
     else:
+        check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator")
         pairs = np.array([(i, j) for i in range(size) for j in range(i + 1, size)], dtype=int)
         out = mixing_lp(C, g, coef, pairs, solver_name, loud)
         K0 = stochastic(out.K, feas_atol)

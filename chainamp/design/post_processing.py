@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_delta, check_epsilon, check_float_array, fmt_number
+from .._numerics import DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_delta, check_epsilon, check_float_array, fmt_number
 from ..amplification import amplify
 from ..errors import InvalidOperatorError, InvalidParameterError, SolverError
 from ..operators import MarkovOperator
 from ..privacy import neighbor_pairs, privacy_profile
 from . import duals
-from .common import check_labels, check_tolerances, check_loss, check_prior, operator, repair, stochastic
+from .common import check_labels, check_lp_size, check_tolerances, check_loss, check_prior, operator, repair, stochastic
 from .result import DesignResult
 
 __all__ = ["optimal_post_processing"]
@@ -47,7 +47,8 @@ _SCREEN_RTOL = 1e-13
 def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss: Any = None, prior: Any = None,
                             outputs: Any = None, neighbors: Any = None, solver: str | None = None,
                             lp_feas_atol: float = LP_FEAS_ATOL, design_max_repair: float = DESIGN_MAX_REPAIR,
-                            verbose: bool = False) -> DesignResult:
+                            verbose: bool = False,
+                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS) -> DesignResult:
     r"""The least-loss post-processing K of M such that K o M is certified (epsilon, delta)-LDP.
 
     Minimises ``sum_x prior(x) sum_y (M K)(x, y) loss(x, y)`` over Markov operators K from M's outputs to
@@ -103,6 +104,9 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         off by more.
     design_max_repair : float
         The largest mixing weight lam the repair may use before raising SolverError.
+    max_lp_nonzeros : int
+        Refuse, before building it, an LP with more constraint nonzeros than this (default
+        ``DESIGN_MAX_LP_NONZEROS``, about a few GB in the solver).
     verbose : bool
         Show cvxpy's and the solver's log (default False: the solver prints nothing, its banner included).
 
@@ -179,6 +183,7 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         notes.append("epsilon = delta = 0: every feasible M K has equal rows, so the best constant operator "
                      "is optimal (closed form, no LP)")
     else:
+        check_lp_size(int(pairs.shape[0]) * mat.shape[1] * len(outs), max_lp_nonzeros, "optimal_post_processing")
         e = math.exp(eps)
         A = mat[pairs[:, 0]] - e * mat[pairs[:, 1]]
         A_abs = mat[pairs[:, 0]] + e * mat[pairs[:, 1]]

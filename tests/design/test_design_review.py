@@ -39,3 +39,22 @@ def test_zero_epsilon_with_positive_delta_is_designed_and_certified(M, delta):
     assert r.report.delta_at(0.0) <= delta
     assert r.certified_epsilon == 0.0
     assert r.dual_bound <= r.objective <= r.dual_bound + 1e-7
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: optimal_post_processing(ca.mechanisms.randomized_response(5, 3.0), 1.0, max_lp_nonzeros=499),
+     r"optimal_post_processing: the LP would have 500 constraint nonzeros, above max_lp_nonzeros=499"),
+    (lambda: ca.design.optimal_mixing_operator(5, 0.5, max_lp_nonzeros=199),
+     r"optimal_mixing_operator: the LP would have 200 constraint nonzeros, above max_lp_nonzeros=199"),
+    (lambda: optimal_post_processing(ca.mechanisms.randomized_response(5, 3.0), 1.0, max_lp_nonzeros=0),
+     r"max_lp_nonzeros must be >= 1"),
+], ids=["post-processing", "mixing", "bad-limit"])
+def test_an_lp_past_the_size_limit_is_refused_before_it_is_built(call, match):
+    """5-RR after itself: 20 ordered pairs x 5 outputs of M x 5 of K = 500 nonzeros; 5 states: 4 x 10 x 5 = 200."""
+    with pytest.raises(ca.errors.InvalidParameterError, match=match):
+        call()
+
+
+def test_the_size_limit_does_not_refuse_a_design_that_needs_no_lp():
+    r = optimal_post_processing(ca.mechanisms.randomized_response(5, 0.5), 1.0, max_lp_nonzeros=1)
+    assert "already meets the target" in r.notes[0]
