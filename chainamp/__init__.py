@@ -35,6 +35,7 @@ from .amplification import *  # noqa: F401,F403
 from . import amplification, mechanisms, mixing, operators, privacy, renyi, diffusion  # noqa: F401,E402
 from . import accounting, utility, design  # noqa: F401,E402
 from .accounting import amplify_reports, compose  # noqa: F401,E402
+from ._numerics import resource_limits  # noqa: F401,E402
 
 
 def __getattr__(name: str):
@@ -48,7 +49,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = sorted(
     {"errors", "lp", "mechanisms", "renyi", "diffusion", "accounting", "utility", "design", "__version__",
-     "amplify_reports", "compose"}
+     "amplify_reports", "compose", "resource_limits"}
     | set(errors.__all__) | set(operators.__all__) | set(mixing.__all__) | set(privacy.__all__)
     | set(amplification.__all__)
 )

@@ -17,6 +17,7 @@ __all__ = [
     "InvalidMechanismError",
     "InvalidPipelineError",
     "SolverError",
+    "ResourceLimitError",
 ]
 
 
@@ -50,3 +51,13 @@ class InvalidPipelineError(ChainampError, ValueError):
 
 class SolverError(ChainampError, RuntimeError):
     """A convex solver did not return an OPTIMAL status; its answer is not trusted."""
+
+
+class ResourceLimitError(ChainampError, MemoryError):
+    """A computation would need more memory (or work) than the limit allows.
+
+    Raised *before* allocating, with the estimate, the operation and how to go past it
+    (a ``memory_limit=`` keyword, :func:`chainamp.resource_limits`, or the CLI's
+    ``--memory-limit``). It subclasses :class:`MemoryError`, so code that already
+    handles running out of memory handles it too.
+    """

@@ -25,7 +25,7 @@ TOP_LEVEL = {
     "renyi_divergence", "scaled_by_exp", "spectral_gap", "stationary_distribution", "stationary_distributions",
     "theorem1_dobrushin", "theorem1_doeblin", "theorem1_hockey_stick", "theorem1_ultra_mixing",
     "tight_pure_epsilon", "total_variation", "transient_states", "ultra_mixing",
-    "utility", "design", "accounting", "DominatingPair", "compose", "amplify_reports",
+    "utility", "design", "accounting", "DominatingPair", "compose", "amplify_reports", "ResourceLimitError", "resource_limits",
 }
 
 NAMESPACES = {

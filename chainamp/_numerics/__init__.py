@@ -1,5 +1,5 @@
 """The base layer: tolerances, outward rounding in log space, argument validation,
-number formatting and progress lines.
+number formatting, progress bars, memory limits and blockwise executors.
 
 Private to chainamp (the folder name starts with an underscore), but every other
 layer imports from here, so the names below are the folder's public surface:
@@ -12,7 +12,10 @@ from .logmath import *  # noqa: F401,F403
 from .validation import *  # noqa: F401,F403
 from .formatting import *  # noqa: F401,F403
 from .progress import *  # noqa: F401,F403
-from . import formatting, logmath, progress, tolerances, validation
+from .resources import *  # noqa: F401,F403
+from .executors import *  # noqa: F401,F403
+from . import executors, formatting, logmath, progress, resources, tolerances, validation
 
 __all__ = sorted(set(tolerances.__all__) | set(logmath.__all__) | set(validation.__all__)
-                 | set(formatting.__all__) | set(progress.__all__))
+                 | set(formatting.__all__) | set(progress.__all__) | set(resources.__all__)
+           | set(executors.__all__))
