@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from .._numerics import fmt_number, round_up
 from ..errors import IncompatibleOperatorsError, InvalidMechanismError
-from ..operators import MarkovOperator, as_operator, multiply, operator_error, ProductError
+from ..operators import MarkovOperator, StructuredOperator, as_operator, multiply, operator_error, ProductError
 from ..privacy import DP, PrivacyProfile, privacy_profile
 
 __all__ = ["compose_operators", "as_input_mechanism", "InputMechanism"]
@@ -191,7 +191,8 @@ class Adjust:
             return raw_epsilon_at(d)
         target = max(d - self.ma * 2.0, 0.0) / (1.0 + self.r)
         e = raw_epsilon_at(target)
-        return e + self.shift if math.isfinite(e) else e
+        # rounded up: the caller's hockey() subtracts the shift again, which must land at or above e
+        return round_up(e + self.shift, 1) if math.isfinite(e) else e
 
 
 
@@ -215,7 +216,9 @@ def normalised_profile(profile: PrivacyProfile, adj: "Adjust") -> PrivacyProfile
 
 def reachable_inputs(mech: InputMechanism, K: MarkovOperator, inputs) -> tuple:
     reach = K.inputs
-    if mech.kind == "finite":
+    if mech.kind == "finite" and isinstance(mech.matrix, StructuredOperator) and mech.matrix.outputs == K.inputs:
+        reach = mech.matrix.output_support()  # from the structure: no column sums of a dense M
+    elif mech.kind == "finite":
         M = mech.matrix
         if set(M.outputs) != set(K.inputs) or len(M.outputs) != len(K.inputs):
             raise IncompatibleOperatorsError(

@@ -32,12 +32,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF
+from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_memory
 from .markov import MarkovOperator
+from .structured import StructuredOperator
 
 __all__ = ["ProductError", "EXACT", "multiply", "smallest_positive", "operator_error"]
 
 _SMALLEST_NORMAL = 2.0**-1022
+#: A sparse left factor denser than this is densified before a product (the product is nearly full anyway).
+DENSE_FILL = 0.25
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,10 @@ EXACT = ProductError()
 
 def smallest_positive(K: MarkovOperator) -> float:
     """Smallest positive entry of K (1.0 if K has none, which cannot happen for a valid operator)."""
+    if getattr(K, "row_stats", None) is not None:  # a dask-backed operator: from its validation pass
+        return K.row_stats.min_positive
+    if isinstance(K, StructuredOperator):  # from its structure (.structured_products)
+        return float(K.smallest_positive())
     data = K.sparse.data if K.is_sparse else K.matrix
     pos = data[data > 0]
     return float(pos.min()) if pos.size else 1.0
@@ -90,10 +97,17 @@ def operator_error(K: MarkovOperator) -> ProductError:
     >>> 0 < operator_error(MarkovOperator([[1.0, 9e-10], [1.0, 0.0]])).rel < 1e-9
     True
     """
-    data = K.sparse if K.is_sparse else K.matrix
-    sums = np.asarray(data.sum(axis=1), dtype=float).ravel()
-    counts = np.diff(data.indptr) if K.is_sparse else np.full(K.shape[0], K.shape[1])
-    exact_entries = _all_small_dyadic(data)
+    if isinstance(K, StructuredOperator):  # exact row sums, never densified
+        from .structured_products import structured_operator_error
+        return structured_operator_error(K)
+    stats = getattr(K, "row_stats", None)  # a dask-backed operator: from its validation pass, never densified
+    if stats is not None:
+        sums, counts, exact_entries = stats.row_sums, np.full(K.shape[0], K.shape[1]), stats.dyadic
+    else:
+        data = K.sparse if K.is_sparse else K.matrix
+        sums = np.asarray(data.sum(axis=1), dtype=float).ravel()
+        counts = np.diff(data.indptr) if K.is_sparse else np.full(K.shape[0], K.shape[1])
+        exact_entries = _all_small_dyadic(data)
     # summation error of a float sum of k non-negative terms: at most (k - 1) u times the sum;
     # sums of entries that are multiples of 2^-52 are exact (e.g. 0/1 and halves)
     slack = 0.0 if exact_entries else float(np.max((counts - 1).clip(min=0) * UNIT_ROUNDOFF * sums * 1.01))
@@ -133,6 +147,19 @@ def multiply(A: MarkovOperator, err_a: ProductError, B: MarkovOperator,
     >>> err.rel > 0, err.absolute, err.support_exact
     (True, 0.0, True)
     """
+    if isinstance(A, StructuredOperator) or isinstance(B, StructuredOperator):  # stays structured if it can
+        from .structured_products import structured_multiply
+        done = structured_multiply(A, err_a, B, err_b)
+        if done is not None:
+            return done
+        A = A.densify() if isinstance(A, StructuredOperator) else A  # size-checked: ResourceLimitError
+        B = B.densify() if isinstance(B, StructuredOperator) else B
+    if A.is_sparse and A.nnz > DENSE_FILL * A.shape[0] * A.shape[1]:
+        # a filled-in sparse product (powers of a walk): dense @ sparse costs rows(A) * nnz(B), while
+        # sparse @ sparse with full fill-in is several times slower; same rounding model either way
+        check_memory(8.0 * A.shape[0] * (A.shape[1] + B.shape[1]), f"densifying a {A.shape[0]}x{A.shape[1]} "
+                     "product that has filled in", hint="multiply fewer operators")
+        A = A.to_dense()
     C = A @ B
     n = A.shape[1]
     u = UNIT_ROUNDOFF

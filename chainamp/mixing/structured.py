@@ -1,0 +1,228 @@
+"""The coefficients of Definition 1 (Balle et al. 2019) of a structured operator, per orbit of input pairs.
+
+A :class:`~chainamp.operators.StructuredOperator` lists orbits of ordered input pairs
+(:meth:`~chainamp.operators.StructuredOperator.pair_orbits`): for each, two small vectors ``(p, q)``
+of block masses with the privacy-loss distribution of every pair in the orbit, entrywise within
+``1 +- rel_error`` of the exact masses. So (Balle et al. 2019, Definition 1):
+
+* (gamma, eps)-Dobrushin ``max_{x,x'} D_{e^eps}(K_x || K_x')`` is the maximum over the orbits of
+  ``max(D(p || q), D(q || p))`` (the reversed pair is also a pair of inputs), each computed by the
+  exact dense path on the 2-row operator ``[p; q]`` at the order ``eps - log((1 + r)/(1 - r))`` and widened
+  by ``r`` (``r`` = the orbit's ``rel_error``, combined with the normalisation error for
+  ``normalised=True``): ``[p* - c q*]_+ <= (1 + r)[p - c (1 - r)/(1 + r) q]_+`` (``_widen``);
+* ultra-mixing ``min K(x,y)/K(x',y)`` is the minimum over the orbits' block ratios (a block holds
+  outputs of one ratio), widened by ``ratio_error``; the pure LDP level is the largest log-ratio;
+* Doeblin ``1 - sum_y min_x K(x, y)`` comes from :meth:`~StructuredOperator.minorant_mass` (a lower
+  bound) and the exact row sums (:meth:`~StructuredOperator.row_sum_bounds`), as the dense
+  ``top - sum(nu)``.
+
+Work and memory depend on the number of orbits and blocks only (k-ary randomized response: one
+orbit of three blocks, whatever k).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .coefficients import (_SRC, DobrushinResult, DoeblinResult, UltraMixingResult, dobrushin, dobrushin_curve,
+                           ultra_mixing)
+from .readings import _check_epsilons, _raw_order, _shift, _widen
+from .guarantees import LDPGuarantee
+from .pairwise import _U
+from ..errors import ResourceLimitError
+from ..operators import MarkovOperator, PairOrbit, StructuredOperator, operator_error
+
+__all__ = ["structured_dobrushin", "structured_curve", "structured_doeblin", "structured_ultra_mixing",
+           "structured_ldp_guarantee", "OutputBlocks"]
+
+#: test sets with at most this many outputs are returned as a tuple of labels, larger ones as :class:`OutputBlocks`
+TEST_SET_TUPLE_MAX = 1 << 16
+
+
+class OutputBlocks(Sequence):
+    """A large set of outputs given by blocks of output indices (a test set too big for a tuple)."""
+
+    def __init__(self, labels: Sequence, blocks: Sequence[Iterable[int]], size: int):
+        self._labels, self._blocks, self._size = labels, tuple(blocks), int(size)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self):
+        return (self._labels[int(i)] for i in itertools.chain.from_iterable(self._blocks))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(itertools.islice(self, *i.indices(self._size)))
+        if not -self._size <= i < self._size:
+            raise IndexError(i)
+        return next(itertools.islice(self, i % self._size, None))
+
+    def __repr__(self) -> str:
+        return f"OutputBlocks({self._size} outputs)"
+
+
+@dataclass(frozen=True)
+class _Orbit:
+    orbit: PairOrbit
+    op: MarkovOperator  # rows p (0) and q (1), columns the blocks
+    rel: float          # entrywise relative error covered (orbit rel_error with the normalisation)
+
+
+def _combine(a: float, b: float) -> float:
+    if not a and not b:
+        return 0.0
+    return math.nextafter(((1.0 + a) * (1.0 + b) - 1.0) * (1.0 + 4 * _U), math.inf)
+
+
+def _orbits(K: StructuredOperator, normalised: bool) -> list[_Orbit]:
+    r = operator_error(K).rel if normalised else 0.0
+    out = []
+    for orb in K.pair_orbits():
+        m = orb.p.size
+        op = MarkovOperator._trusted(np.vstack([orb.p, orb.q]), (0, 1), tuple(range(m)))
+        out.append(_Orbit(orb, op, _combine(orb.rel_error, r)))
+    return out
+
+
+def _pair_labels(K: StructuredOperator, orb: PairOrbit, forward: bool) -> tuple:
+    i, j = orb.pair if forward else orb.pair[::-1]
+    return K.inputs[int(i)], K.inputs[int(j)]
+
+
+def _test_set(K: StructuredOperator, orb: PairOrbit, blocks: Sequence[int]) -> Sequence:
+    size = sum(int(orb.sizes[b]) for b in blocks) if orb.sizes else None
+    members = [orb.members(int(b)) for b in blocks] if orb.members is not None else []
+    if size is not None and size > TEST_SET_TUPLE_MAX:
+        return OutputBlocks(K.outputs, members, size)
+    return tuple(K.outputs[int(y)] for y in itertools.chain.from_iterable(members))
+
+
+def structured_dobrushin(K: StructuredOperator, eps: float, normalised: bool, source: str) -> DobrushinResult:
+    """:func:`chainamp.dobrushin` of a structured operator (method "exact"): the largest orbit value."""
+    best = None
+    for o in _orbits(K, normalised):
+        order = _raw_order(eps, o.rel)
+        res = dobrushin(o.op, order)
+        g = _widen(res.gamma, eps, o.rel)
+        if best is None or g > best[0]:
+            best = (g, o, res)
+    if best is None:  # one input: no pair
+        return DobrushinResult(0.0, eps, None, (), "exact", None, None, source)
+    g, o, res = best
+    forward = res.pair == (0, 1)
+    blocks = res.test_set  # block indices of the 2-row operator, read at the raw order
+    return DobrushinResult(gamma=g, epsilon=eps, pair=_pair_labels(K, o.orbit, forward),
+                           test_set=_test_set(K, o.orbit, blocks), method="exact", certificate=None,
+                           pairwise=None, source=source)
+
+
+def structured_curve(K: StructuredOperator, eps: np.ndarray, normalised: bool) -> np.ndarray:
+    """:func:`chainamp.dobrushin_curve` of a structured operator at sorted distinct ``eps`` (not yet made
+    monotone): the largest widened orbit value at each eps."""
+    out = np.zeros(eps.size)
+    for o in _orbits(K, normalised):
+        orders = np.array([_raw_order(float(e), o.rel) for e in eps])
+        uniq, back = np.unique(orders, return_inverse=True)
+        raw = dobrushin_curve(o.op, uniq)[back]
+        vals = np.array([_widen(float(g), float(e), o.rel) for g, e in zip(raw, eps)])
+        out = np.maximum(out, vals)
+    return out
+
+
+def structured_doeblin(K: StructuredOperator) -> DoeblinResult:
+    """:func:`chainamp.doeblin` of a structured operator: ``max(1, max_x s_x) - sum(nu)`` rounded up, with
+    ``sum(nu)`` the structure's lower bound (``minorant_mass``) and ``s_x`` the exact row sums."""
+    mass = float(K.minorant_mass())
+    top = max(1.0, float(K.row_sum_bounds()[1]))
+    gap = Fraction(top) - Fraction(mass)  # exact: top is an upper bound of the row sums, mass a lower bound of sum(nu)
+    gamma = 1.0 if mass <= 0 else 0.0 if gap <= 0 else min(_round_up(gap), 1.0)
+    try:
+        nu = K.minorant()
+    except ResourceLimitError:  # too many outputs to list: the mass is still certified
+        nu = np.zeros(0)
+    nu.flags.writeable = False
+    witness = None
+    if gamma < 1.0 and mass > 0 and nu.size:
+        witness = nu / float(nu.sum())
+        witness.flags.writeable = False
+    return DoeblinResult(gamma=gamma, witness=witness, minorant=nu, method="exact", certificate=None,
+                         source=_SRC.format(3))
+
+
+def _round_up(x: Fraction) -> float:
+    f = float(x)  # correctly rounded
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+def _ratio_widen(gamma: float, e: float) -> float:
+    """Ultra-mixing gamma when every ratio is known within a factor ``[1 - e, 1 + e]`` of the computed one."""
+    if not e or not 0.0 < gamma < 1.0:
+        return gamma
+    kept = (1.0 - gamma) * (1.0 - e) / (1.0 + e) * (1.0 - 8 * _U)
+    return min(math.nextafter(1.0 - kept, math.inf), 1.0)
+
+
+def structured_ultra_mixing(K: StructuredOperator, normalised: bool) -> UltraMixingResult:
+    """:func:`chainamp.ultra_mixing` of a structured operator: the smallest block ratio over the orbits."""
+    r = operator_error(K).rel if normalised else 0.0
+    best = None
+    for o in _orbits(K, False):
+        res = ultra_mixing(o.op)
+        # the orbit's ratios are within [1 - e, 1 + e]; normalising moves a ratio by [(1 - r)/(1 + r), (1 + r)/(1 - r)]
+        g = _ratio_widen(_ratio_widen(res.gamma, o.orbit.ratio_error), r)
+        if best is None or (g, -res.ratio) > (best[0], -best[1].ratio):
+            best = (g, res, o)
+    if best is None:
+        return UltraMixingResult(gamma=0.0, pair=None, output=None, ratio=1.0, method="exact", certificate=None,
+                                 source=_SRC.format(4))
+    g, res, o = best
+    pair = None if res.pair is None else _pair_labels(K, o.orbit, res.pair == (0, 1))
+    out = None
+    if res.output is not None and o.orbit.members is not None:
+        first = next(iter(o.orbit.members(int(res.output))), None)
+        out = None if first is None else K.outputs[int(first)]
+    return UltraMixingResult(gamma=g, pair=pair, output=out, ratio=res.ratio, method="exact", certificate=None,
+                             source=_SRC.format(4))
+
+
+@dataclass(frozen=True, repr=False)
+class StructuredLDPGuarantee(LDPGuarantee):
+    """:class:`~chainamp.LDPGuarantee` of a structured operator: ``delta(eps)`` from the orbits."""
+
+    _normalised: bool = field(repr=False, compare=False, default=False)
+
+    def delta(self, eps):
+        scalar = np.ndim(eps) == 0
+        arr = _check_epsilons(eps, "eps")
+        uniq, back = np.unique(arr, return_inverse=True)
+        vals = np.minimum.accumulate(structured_curve(self.operator, uniq, self._normalised))[back]
+        return float(vals[0]) if scalar else vals
+
+
+def structured_ldp_guarantee(K: StructuredOperator, normalised: bool) -> LDPGuarantee:
+    """:func:`chainamp.ldp_guarantee` of a structured operator: the pure level is the largest orbit log-ratio
+    (rounded up, widened by the ratio error and, with ``normalised``, the normalisation), ``delta`` the
+    orbit curve."""
+    from .guarantees import ldp_guarantee
+
+    r = operator_error(K).rel if normalised else 0.0
+    eps = 0.0
+    for o in _orbits(K, False):
+        e = ldp_guarantee(o.op).epsilon
+        wide = _combine(o.orbit.ratio_error, 0.0)
+        if wide and 0.0 < e < math.inf:
+            e = math.nextafter((e + _shift(wide)) * (1.0 + 4 * _U), math.inf)
+        eps = max(eps, e)
+    if r and 0.0 < eps < math.inf:
+        eps = math.nextafter((eps + _shift(r)) * (1.0 + 4 * _U), math.inf)
+    source = _SRC.format(1)
+    return StructuredLDPGuarantee(epsilon=eps, ultra=structured_ultra_mixing(K, normalised),
+                                  dobrushin=structured_dobrushin(K, 0.0, normalised, source), operator=K, _prep=None,
+                                  _r=r, _normalised=normalised)
