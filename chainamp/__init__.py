@@ -43,13 +43,15 @@ def __getattr__(name: str):
     that the exact paths and every CLI call without ``--method lp`` should not pay."""
     if name == "lp":
         return _import_module(f"{__name__}.lp")
+    if name == "sweep":  # the audit layer: imported on first use, like lp
+        return _import_module(f"{__name__}.audit").sweep
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __version__ = "0.1.0.dev0"
 
 __all__ = sorted(
     {"errors", "lp", "mechanisms", "renyi", "diffusion", "accounting", "utility", "design", "__version__",
-     "amplify_reports", "compose", "resource_limits"}
+     "amplify_reports", "compose", "resource_limits", "sweep"}
     | set(errors.__all__) | set(operators.__all__) | set(mixing.__all__) | set(privacy.__all__)
     | set(amplification.__all__)
 )

@@ -6,6 +6,7 @@ The public namespace ``chainamp.mechanisms``; the code lives in :mod:`chainamp.p
 
 from .privacy.mechanisms import *  # noqa: F401,F403
 from .privacy.adapters import *  # noqa: F401,F403
-from .privacy import adapters as _adapters, mechanisms as _mechanisms
+from .privacy.encodings import *  # noqa: F401,F403
+from .privacy import adapters as _adapters, encodings as _encodings, mechanisms as _mechanisms
 
-__all__ = list(_mechanisms.__all__) + list(_adapters.__all__)
+__all__ = list(_mechanisms.__all__) + list(_adapters.__all__) + list(_encodings.__all__)

@@ -25,13 +25,14 @@ TOP_LEVEL = {
     "renyi_divergence", "scaled_by_exp", "spectral_gap", "stationary_distribution", "stationary_distributions",
     "theorem1_dobrushin", "theorem1_doeblin", "theorem1_hockey_stick", "theorem1_ultra_mixing",
     "tight_pure_epsilon", "total_variation", "transient_states", "ultra_mixing",
-    "utility", "design", "accounting", "DominatingPair", "compose", "amplify_reports", "ResourceLimitError", "resource_limits",
+    "utility", "design", "accounting", "DominatingPair", "compose", "amplify_reports", "ResourceLimitError", "resource_limits", "StructuredOperator", "SymmetricChannel", "KroneckerOperator",
+    "sweep", "spectral_gap_method",
 }
 
 NAMESPACES = {
     "mechanisms": {"binary_randomized_response", "randomized_response", "nu_randomized_response", "rappor_permanent",
                    "rappor_instantaneous", "RapporPipeline", "rappor_pipeline", "symmetric_unary_encoding",
-                   "optimized_unary_encoding", "exponential_mechanism",
+                   "optimized_unary_encoding", "unary_encoding", "exponential_mechanism",
                    "from_pure_ldp", "from_multi_freq_ldpy", "LongitudinalPipeline", "MULTI_FREQ_LDPY_PROTOCOLS"},
     "lp": {"LPSolution", "LP_SOLVERS", "DEFAULT_LP_SOLVER", "doeblin_lp", "ultra_mixing_lp", "hockey_stick_lp",
            "hockey_stick_lp_pairs"},

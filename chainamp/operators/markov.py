@@ -15,7 +15,6 @@ coerces arrays and nested lists at the public boundaries.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._numerics import ROW_SUM_ATOL, check_int, check_real
+from ._guards import check_densify, check_identity, checked_product
 from ..errors import IncompatibleOperatorsError, InvalidOperatorError, InvalidParameterError
 
 __all__ = ["MarkovOperator", "kron"]
@@ -182,6 +182,7 @@ class MarkovOperator:
     def matrix(self) -> np.ndarray:
         """Dense read-only view of K (densifies a sparse operator: use ``.sparse`` to avoid it)."""
         if sp.issparse(self._data):
+            check_densify(self.shape, self._data.nnz)  # ResourceLimitError before a dense copy too big to hold
             dense = self._data.toarray()
             dense.flags.writeable = False
             return dense
@@ -253,6 +254,17 @@ class MarkovOperator:
         """The same operator stored as CSR."""
         return MarkovOperator._trusted(sp.csr_matrix(self._data), self._inputs, self._outputs)
 
+    @classmethod
+    def from_dask(cls, array: Any, inputs=None, outputs=None, *, row_sum_atol: float = ROW_SUM_ATOL,
+                  progress: bool | None = None) -> MarkovOperator:
+        """K held in a 2-D dask array, validated and scanned block by block (:mod:`.dask_backed`)."""
+        return __import__(f"{__package__}.dask_backed", fromlist=["_"]).DaskMarkovOperator(
+            array, inputs, outputs, row_sum_atol=row_sum_atol, progress=progress)
+
+    def to_dask(self, chunks: Any = "auto"):
+        """K as a 2-D dask array of float64 in ``chunks`` (labels are not carried): :func:`.dask_backed.to_dask`."""
+        return __import__(f"{__package__}.dask_backed", fromlist=["_"]).to_dask(self, chunks)
+
     # ------------------------------------------------------------ algebra
     @classmethod
     def _trusted(cls, mat, inputs, outputs) -> MarkovOperator:
@@ -313,14 +325,14 @@ class MarkovOperator:
             raise IncompatibleOperatorsError(
                 f"K ** t needs a square operator with the same input and output labels (shape {self.shape})"
             )
-        result = MarkovOperator.identity(self._inputs, sparse=self.is_sparse)
+        result = MarkovOperator.identity(self._inputs, sparse=self.is_sparse) if t == 0 else None
         base = self
         while t:
-            if t & 1:
-                result = result @ base
+            if t & 1:  # each product's size checked before it is formed; no identity to multiply by
+                result = base if result is None else checked_product(result, base)
             t >>= 1
             if t:
-                base = base @ base
+                base = checked_product(base, base)
         return result
 
     def restrict(self, inputs: Iterable[Hashable]) -> MarkovOperator:
@@ -357,6 +369,7 @@ class MarkovOperator:
     @classmethod
     def identity(cls, labels: Sequence[Hashable] | int, *, sparse: bool = False) -> MarkovOperator:
         """The identity operator on ``labels`` (or on ``range(labels)`` for an int)."""
+        check_identity(labels, sparse)  # ResourceLimitError before building n labels and an n x n matrix
         labs = tuple(range(labels)) if isinstance(labels, (int, np.integer)) else tuple(labels)
         n = len(labs)
         mat = sp.identity(n, format="csr") if sparse else np.eye(n)
@@ -459,13 +472,16 @@ def _preview(labels: tuple, k: int = 4) -> str:
     return "[" + ", ".join(repr(x) for x in labels[:k]) + f", ... ({len(labels)} labels)]"
 
 
-def kron(*operators: MarkovOperator) -> MarkovOperator:
+def kron(*operators: MarkovOperator, structured: bool | None = None) -> MarkovOperator:
     """Product operator for independent coordinates: ``K1 (x) K2 (x) ...``.
 
     The input ``(x1, x2, ...)`` is mapped coordinate-wise. Labels are tuples with one entry
     per factor, ``(x1, x2, ...)`` with ``x1`` a label of ``K1``, in lexicographic order of
     the factors' label orders (``itertools.product``: the last factor varies fastest), which
     is the row and column order of ``numpy.kron``. Sparse when any factor is sparse.
+    ``structured=True`` keeps the factors (:class:`~chainamp.operators.KroneckerOperator`, never
+    densified unless asked), ``False`` forms the matrix (size-checked first); by default the factors
+    are kept when the matrix would have more than 2^24 entries.
 
     Examples
     --------
@@ -473,18 +489,9 @@ def kron(*operators: MarkovOperator) -> MarkovOperator:
     >>> KK = kron(K, K)
     >>> KK.shape, KK.inputs[1], round(float(KK.matrix[0, 3]), 4)
     ((4, 4), (0, 1), 0.0625)
+    >>> kron(*[K] * 64).shape == (2**64, 2**64)
+    True
     """
-    if not operators:
-        raise InvalidParameterError("kron needs at least one operator")
-    for k, op in enumerate(operators):
-        if not isinstance(op, MarkovOperator):
-            raise TypeError(f"kron argument {k} must be a MarkovOperator, got {type(op).__name__}")
-    if len(operators) == 1:
-        return operators[0]
-    sparse = any(op.is_sparse for op in operators)
-    mat = operators[0]._data
-    for op in operators[1:]:
-        mat = sp.kron(mat, op._data, format="csr") if sparse else np.kron(mat, op._data)
-    ins = tuple(itertools.product(*(op.inputs for op in operators)))
-    outs = tuple(itertools.product(*(op.outputs for op in operators)))
-    return MarkovOperator._trusted(mat, ins, outs)
+    from .kronecker import kron_product  # lazy: kronecker builds on this module
+
+    return kron_product(operators, structured)
