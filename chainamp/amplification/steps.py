@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import check_int, fmt_number, html_table, text_table
+from .._numerics import check_executor, check_int, check_progress, fmt_number, html_table, progress_bar, text_table
 from .bounds import (Bound, theorem1_dobrushin, theorem1_doeblin, theorem1_hockey_stick, theorem1_ultra_mixing,
                      tight_pure_epsilon)
 from ..errors import InvalidParameterError
@@ -137,7 +137,8 @@ def _operator_sequence(K, steps) -> list[MarkovOperator]:
 
 def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], steps: int | None = None, *,
                   delta: float | None = None, neighbors: Any = None,
-                  max_product_entries: int = MAX_PRODUCT_ENTRIES) -> StepsReport:
+                  max_product_entries: int = MAX_PRODUCT_ENTRIES, executor: Any = None,
+                  progress: bool | None = None) -> StepsReport:
     """Certified epsilon'(t) at a fixed delta' for t = 1..T post-processing steps.
 
     Parameters
@@ -151,6 +152,12 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
     max_product_entries : int
         Products larger than this are not formed; their coefficients are bounded by
         the composition rules of this module's docstring (never below the exact ones).
+    executor : concurrent.futures.Executor, optional
+        Where the pair scans of every step run (passed to :func:`chainamp.amplify` and the coefficient
+        functions); the report is identical to the serial one.
+    progress : bool, optional
+        A progress bar over the steps (``None``: shown once the run has taken 2 s; ``True``: at
+        once; ``False``: never).
 
     While products are formed, each step is a full :func:`chainamp.amplify`
     (exact coefficients, tight and, for a finite M, exact bounds). After that,
@@ -165,18 +172,22 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
     [0.735, 0.534, 0.382]
     """
     ops = _operator_sequence(K, steps)
+    executor = check_executor(executor)
     mech = as_input_mechanism(mechanism, neighbors)
     results: list[StepResult] = []
     product: MarkovOperator | None = None
     err = None  # rounding error of the formed product (see chainamp._products)
     coeffs = None  # (dobrushin, doeblin, eps_ldp) of the product, when bounded by composition
     target = None
+    bar = progress_bar(len(ops), "steps", unit="steps", progress=check_progress(progress))
     for t, op in enumerate(ops, start=1):
+        if t > 1:
+            bar.update(1)  # the previous step is done
         can_form = product is None or (coeffs is None and product.shape[0] * op.shape[1] <= max_product_entries)
         if can_form:
             product, err = (op, operator_error(op)) if product is None else multiply(product, err, op,
                                                                                       operator_error(op))
-            rep = amplify_operator(mech, product, err, delta=delta)
+            rep = amplify_operator(mech, product, err, delta=delta, executor=executor)
             target = rep.target_delta
             b = rep.best
             c = rep.coefficients
@@ -189,7 +200,7 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
         d1, g1, e1 = coeffs
         # the new operator's coefficients, widened for rows that sum to 1 only within row_sum_atol
         adj = Adjust(operator_error(op), op.shape[1])
-        d2, g2 = adj.tv(dobrushin(op).gamma), adj.doeblin(doeblin(op).gamma)
+        d2, g2 = adj.tv(dobrushin(op, executor=executor).gamma), adj.doeblin(doeblin(op).gamma)
         e2 = _ultra_to_eps(adj.ultra(ultra_mixing(op).gamma))
         # the rules hold for the exact products of the gammas: round the float products up
         coeffs = (min(math.nextafter(d1 * d2, 2.0), 1.0), min(math.nextafter(g1 * g2, 2.0), 1.0),
@@ -197,6 +208,8 @@ def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], 
         b = _composed_best(mech, coeffs, target)
         results.append(StepResult(t, b.epsilon, b.delta, b.source, False, coeffs[0], coeffs[1],
                                   -math.expm1(-coeffs[2]) if math.isfinite(coeffs[2]) else 1.0))
+    bar.update(1)
+    bar.close()
     return StepsReport(mech.description, target, tuple(results))
 
 

@@ -20,11 +20,13 @@ import numpy as np
 
 from .coefficients import (DobrushinResult, UltraMixingResult, _check_epsilons, _flag, _normalisation, _operator,
                            _raw_order, _shift, _widen, dobrushin, doeblin, ultra_mixing)
-from .pairwise import _INF_EPS, _U, _Prep, _prepare
-from .pruning import _curve_values
-from .._numerics import check_epsilon, check_int, check_probability, check_real
-from ..errors import IncompatibleOperatorsError, InvalidParameterError
-from ..operators import MarkovOperator
+from .pairwise import _INF_EPS, _U, _Prep, _eval_pairs, _prepare
+from .pruning import _curve_values, _max_hockey
+from .readings import _check_run
+from .._numerics import (check_epsilon, check_int, check_memory, check_probability, check_progress, check_real,
+                         progress_bar)
+from ..errors import IncompatibleOperatorsError, InvalidParameterError, ResourceLimitError
+from ..operators import MarkovOperator, StructuredOperator
 
 __all__ = [
     "MixingConditions",
@@ -116,6 +118,7 @@ class LDPGuarantee:
     _prep: _Prep = field(repr=False, compare=False, default=None)
     _r: float = field(repr=False, compare=False, default=0.0)  # normalisation error covered (normalised=True)
     source: str = "Balle et al. 2019, Definition 1 read as local DP (all input pairs neighbours)"
+    _run: dict = field(repr=False, compare=False, default_factory=dict)  # executor= and progress= of the scans
 
     def __repr__(self) -> str:
         u = self.ultra
@@ -134,16 +137,22 @@ class LDPGuarantee:
         uniq, back = np.unique(arr, return_inverse=True)
         if self._r:  # the normalised rows, as dobrushin(normalised=True)
             orders = [_raw_order(float(e), self._r) for e in uniq]
-            raw = dict(zip(orders, _curve_values(self._prep, np.array(orders)).tolist()))
+            raw = dict(zip(orders, _curve_values(self._prep, np.array(sorted(set(orders))), **self._run).tolist()))
             vals = np.array([_widen(raw[o], float(e), self._r) for o, e in zip(orders, uniq)])
         else:
-            vals = _curve_values(self._prep, uniq)
+            vals = _curve_values(self._prep, uniq, **self._run)
         vals = np.minimum.accumulate(vals)[back]
         return float(vals[0]) if scalar else vals
 
     def epsilon_at(self, delta: float, *, xtol: float = 1e-9) -> float:
         """Smallest eps (up to ``xtol`` relative, rounded up) with ``delta(eps) <= delta``;
         ``inf`` when even eps = inf needs more. The returned eps is a verified point.
+
+        Search: the pair (x, x') attaining ``delta(0)`` is inverted alone (its exact divergence,
+        bisected to ``xtol``), then ``delta`` is evaluated once at that eps; if another pair is above
+        ``delta`` there, that pair is inverted in turn from there. Only when rounding blurs the
+        answer does a bisection of ``delta`` itself finish the search. Each ``delta`` evaluation after
+        the first reuses the pair bounds kept across eps (:func:`chainamp.mixing.dobrushin`).
 
         >>> g = ldp_guarantee(MarkovOperator([[0.75, 0.25], [0.25, 0.75]]))
         >>> round(g.epsilon_at(0.25), 6), g.epsilon_at(0.0) == g.epsilon
@@ -161,6 +170,11 @@ class LDPGuarantee:
             lo, hi = 0.0, 1.0
             while hi < _INF_EPS and self.delta(hi) > d:
                 lo, hi = hi, min(2.0 * hi, _INF_EPS)
+        if self._prep is not None and type(self).delta is LDPGuarantee.delta and self._prep.n > 1:
+            found, verified = self._pair_guided(d, tol, lo, hi)
+            if verified:
+                return found
+            lo = found  # delta(found) > d: the plain bisection finishes from there
         while hi - lo > tol * max(1.0, hi):
             mid = 0.5 * (lo + hi)
             if self.delta(mid) <= d:
@@ -168,6 +182,32 @@ class LDPGuarantee:
             else:
                 lo = mid
         return hi
+
+    def _pair_value(self, i: int, j: int, e: float) -> float:
+        """Rigorous upper bound of ``D_{e^e}`` of the pair (i, j) as :meth:`delta` reads it (normalised rows)."""
+        order = _raw_order(e, self._r)
+        _, ups = _eval_pairs(self._prep.data, np.array([i]), np.array([j]), order)
+        return _widen(min(float(ups[0]), 1.0), e, self._r)
+
+    def _pair_guided(self, d: float, tol: float, lo: float, hi: float):
+        """(eps, done): done with a verified eps, or not done with a lower end for the plain bisection."""
+        _, i, j = _max_hockey(self._prep, _raw_order(0.0, self._r), **self._run)
+        for _ in range(8):
+            a, b = lo, hi  # the pair's own crossing in [a, b]
+            while b - a > tol * max(1.0, b):
+                mid = 0.5 * (a + b)
+                if self._pair_value(i, j, mid) <= d:
+                    b = mid
+                else:
+                    a = mid
+            if self.delta(b) <= d:
+                return b, True
+            _, i2, j2 = _max_hockey(self._prep, _raw_order(b, self._r), **self._run)
+            lo = b  # delta(b) > d
+            if (i2, j2) == (i, j) or self._pair_value(i2, j2, b) <= d:
+                return lo, False  # rounding, not another pair: bisect delta itself
+            i, j = i2, j2
+        return lo, False
 
 
 def _check_xtol(value: Any, name: str) -> float:
@@ -177,7 +217,8 @@ def _check_xtol(value: Any, name: str) -> float:
     return x
 
 
-def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None, normalised: bool = False) -> LDPGuarantee:
+def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None, normalised: bool = False, executor: Any = None,
+                  progress: bool | None = None) -> LDPGuarantee:
     """The local-DP guarantee of K itself, all input pairs being neighbours.
 
     gamma-ultra-mixing is ``(log(1/(1-gamma)), 0)``-LDP and (gamma, eps)-Dobrushin is
@@ -186,7 +227,9 @@ def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None, normalised: bool = F
     cancellation) and rounded up. ``K`` may be an array or nested lists (checked as
     ``MarkovOperator(K)`` does); ``normalised=True`` also covers the row-normalised operator
     when a computed row sum is not 1.0 (``eps_K + log((1 + r) / (1 - r))``, and ``delta`` as
-    :func:`dobrushin` with ``normalised=True``).
+    :func:`dobrushin` with ``normalised=True``). ``executor`` and ``progress`` are those of every
+    pair scan of the guarantee and of its later ``delta`` / ``epsilon_at`` calls (as in :func:`dobrushin`:
+    identical results on any executor).
 
     Examples
     --------
@@ -197,6 +240,10 @@ def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None, normalised: bool = F
     (1.0, 0.287649)
     """
     K = _operator(K, inputs)
+    if isinstance(K, StructuredOperator):  # per orbit of input pairs
+        from .structured import structured_ldp_guarantee
+        return structured_ldp_guarantee(K, _flag(normalised, "normalised"))
+    run = dict(zip(("executor", "progress"), _check_run(executor, progress)))
     r = _normalisation(K) if _flag(normalised, "normalised") else 0.0
     prep = _prepare(K, None)
     core = prep.ultra
@@ -207,18 +254,22 @@ def ldp_guarantee(K: MarkovOperator, *, inputs: Any = None, normalised: bool = F
     if r and 0.0 < eps < math.inf:  # every ratio moves by at most (1 + r) / (1 - r)
         eps = math.nextafter((eps + _shift(r)) * (1.0 + 4 * _U), math.inf)
     wide = bool(r)
-    return LDPGuarantee(epsilon=eps, ultra=ultra_mixing(K, normalised=wide), dobrushin=dobrushin(K, normalised=wide),
-                        operator=K, _prep=prep, _r=r)
+    return LDPGuarantee(epsilon=eps, ultra=ultra_mixing(K, normalised=wide),
+                        dobrushin=dobrushin(K, normalised=wide, **run), operator=K, _prep=prep, _r=r, _run=run)
 
 
-def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40) -> int:
+def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40, progress: bool | None = None) -> int:
     """Smallest t with ``dobrushin(K ** t).gamma <= eps``: the worst case over ALL starting states.
 
     ``max_x TV(K^t_x, pi)`` lies between ``gamma(K^t) / 2`` and ``gamma(K^t)``; PyDTMC's
     ``mixing_time`` instead measures the distance from one given start distribution,
     which can be much smaller. Since ``gamma(K^{t+1}) <= gamma(K^t) gamma(K) <=
     gamma(K^t)`` (sub-multiplicativity), t is found by repeated squaring to bracket it
-    and bisection with the stored powers ``K^(2^j)``: O(log t) products.
+    and bisection with the stored powers ``K^(2^j)``: O(log t) products. A power that fills
+    in is stored dense (the products are then matrix products). ``gamma(K^t) > eps`` is
+    settled without a scan when a pair that attained an earlier coefficient has a certified
+    total variation above eps on ``K^t``; only ``gamma(K^t) <= eps`` needs every pair.
+    ``progress`` shows a bar over the products (None: after 2 s; False: never).
 
     Raises
     ------
@@ -240,26 +291,50 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40)
     e = check_probability(eps, "eps")
     limit = check_int(max_steps, "max_steps", minimum=0)
 
-    def gam(op):
-        return dobrushin(op).gamma
+    progress = check_progress(progress)
+    witnesses: list = []  # index pairs that attained a coefficient so far
+
+    def above(op) -> bool:
+        """``gamma(op) > e``: certified by a known pair's lower bound, else by the full scan."""
+        for i, j in witnesses:
+            vals, ups = _eval_pairs(op._data, np.array([i]), np.array([j]), 0.0)
+            if float(vals[0] - (ups[0] - vals[0])) > e:
+                return True
+        res = dobrushin(op, progress=False)
+        witnesses.insert(0, (op.inputs.index(res.pair[0]), op.inputs.index(res.pair[1])))
+        del witnesses[4:]
+        return res.gamma > e
+
+    def product(a, b):
+        out = a @ b
+        n = out.shape[0]
+        if out.is_sparse and out.nnz > 0.1 * n * n:  # filled in: dense products from now on
+            try:
+                check_memory(8.0 * n * n, f"a dense {n} x {n} power of K")
+                out = MarkovOperator(out.matrix, inputs=out.inputs, outputs=out.outputs)
+            except ResourceLimitError:
+                pass
+        bar.update(1)
+        return out
 
     if (0.0 if K.shape[0] < 2 else 1.0) <= e:
         return 0
-    powers, span = [K], 1  # powers[j] = K^(2^j)
-    while gam(powers[-1]) > e:
-        if span >= limit:
-            raise InvalidParameterError(
-                f"K does not mix to eps={e!r} within max_steps={limit} steps (gamma(K^{span}) > eps); "
-                "it may be periodic or reducible")
-        powers.append(powers[-1] @ powers[-1])
-        span *= 2
-    if len(powers) == 1:
-        return 1
-    acc, t = powers[-2], span // 2  # gamma(K^t) > eps >= gamma(K^(2t))
-    for j in range(len(powers) - 3, -1, -1):
-        trial = acc @ powers[j]
-        if gam(trial) > e:
-            acc, t = trial, t + 2**j
+    with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
+        powers, span = [K], 1  # powers[j] = K^(2^j)
+        while above(powers[-1]):
+            if span >= limit:
+                raise InvalidParameterError(
+                    f"K does not mix to eps={e!r} within max_steps={limit} steps (gamma(K^{span}) > eps); "
+                    "it may be periodic or reducible")
+            powers.append(product(powers[-1], powers[-1]))
+            span *= 2
+        if len(powers) == 1:
+            return 1
+        acc, t = powers[-2], span // 2  # gamma(K^t) > eps >= gamma(K^(2t))
+        for j in range(len(powers) - 3, -1, -1):
+            trial = product(acc, powers[j])
+            if above(trial):
+                acc, t = trial, t + 2**j
     if t + 1 > limit:
         raise InvalidParameterError(
             f"K does not mix to eps={e!r} within max_steps={limit} steps (needs {t + 1})")

@@ -19,17 +19,20 @@ vectorised ``log`` within four; ``u = 2**-53``.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import weakref
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._numerics import scaled_by_exp, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF
-from ..operators import MarkovOperator
+from .._numerics import check_memory, scaled_by_exp, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF
+from ..errors import ResourceLimitError
+from ..operators import DaskRows, MarkovOperator, row_source
 
 __all__ = []
 
@@ -42,9 +45,26 @@ _INF_EPS = 746.0
 
 # ----------------------------------------------------------------- row helpers
 def _rows(data, idx) -> np.ndarray:
-    """Dense copy of some rows (a block of a sparse matrix is densified, never the whole)."""
+    """Dense rows ``idx`` (a slice or an integer array), in order: the ONE row access of the pair scans.
+
+    Contract (row source): ``data`` is a numpy array, a scipy.sparse matrix (a block of rows is
+    densified, never the whole) or any object whose ``data[idx]`` returns a dense float64 ndarray of
+    those rows (e.g. :class:`chainamp.operators.DaskRows`); every kernel of :mod:`.scan` reads rows only
+    through this function. For a numpy array and a slice the result is a view (no copy).
+    """
     blk = data[idx]
     return blk.toarray() if sp.issparse(blk) else np.asarray(blk)
+
+
+def _source(K: MarkovOperator):
+    """Where the scans read K's rows: its stored matrix, or the row reader of a dask-backed operator."""
+    reader = row_source(K)
+    return K._data if reader is None else reader
+
+
+def _dask_times(data, M):
+    from .dask_prep import times
+    return times(data, M)
 
 
 def _row_sums(data) -> np.ndarray:
@@ -112,9 +132,14 @@ class _Ultra:
     col: int | None
 
 
-def _ultra_core(data) -> _Ultra:
+def _ultra_core(data, summary=None) -> _Ultra:
+    """The ultra-mixing pass; ``summary`` = (counts, min, argmin, max, argmax) per column of a dense
+    ``data`` when already computed by blocks (:func:`.scan.column_summary`)."""
+    if isinstance(data, DaskRows) and summary is None:  # a dask-backed operator: its validation pass (issue 11)
+        st = data.stats
+        summary = (st.col_positive, st.col_min, st.col_argmin, st.col_max, st.col_argmax)
     n, m = data.shape
-    counts = _column_counts(data)
+    counts = _column_counts(data) if summary is None else summary[0]
     mixed = np.flatnonzero((counts > 0) & (counts < n))
     if mixed.size:
         y = int(mixed[0])
@@ -127,10 +152,13 @@ def _ultra_core(data) -> _Ultra:
         vals = data.data.reshape(n, cols.size)  # every row has exactly these columns, sorted
     else:
         cols = np.flatnonzero(counts == n)
-        vals = data[:, cols]
-    lo_i, hi_i = vals.argmin(axis=0), vals.argmax(axis=0)
-    lo = vals[lo_i, np.arange(cols.size)]
-    hi = vals[hi_i, np.arange(cols.size)]
+        vals = data[:, cols] if summary is None else None
+    if vals is None:
+        lo, lo_i, hi, hi_i = (a[cols] for a in summary[1:])
+    else:
+        lo_i, hi_i = vals.argmin(axis=0), vals.argmax(axis=0)
+        lo = vals[lo_i, np.arange(cols.size)]
+        hi = vals[hi_i, np.arange(cols.size)]
     if np.all(lo == hi):
         return _Ultra(True, 1.0, 1.0, 0.0, True, (0, 1) if n > 1 else None, int(cols[0]))
     ratios = lo / hi
@@ -163,9 +191,14 @@ class _Prep:
     disjoint: tuple | None
     ultra: _Ultra
     block: int
+    #: per-operator state reused across calls (the pair bounds of :mod:`.anchors`)
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _probe_disjoint(data) -> tuple[int, int] | None:
+    if isinstance(data, DaskRows):  # a dask-backed operator: two dask passes (issue 11)
+        from .dask_prep import probe_disjoint
+        return probe_disjoint(data)
     """An ordered pair of inputs with disjoint supports, or None if none is found.
 
     Row x overlaps at most ``S_x = sum_{y in supp x} #{x' : K(x', y) > 0}`` rows, so a
@@ -192,28 +225,72 @@ def _probe_disjoint(data) -> tuple[int, int] | None:
     return None
 
 
-#: The last few preparations of small operators, keyed by the identity of the (read-only)
-#: stored matrix; the entry holds the matrix itself, so its id cannot be reused while cached.
+def _tile_rows(m: int, block_size: int | None = None) -> int:
+    """Rows per block of a tile of the pair scans (:mod:`.scan`): ``block_size`` when given, else about
+    1 MiB of rows (16..512 rows, even). Depends on m only, never on the number of workers."""
+    if block_size is not None:
+        return int(block_size)
+    b = 2**20 // (8 * max(m, 1))
+    return int(min(512, max(16, b - b % 2)))
+
+
+#: The last few preparations, keyed by the identity of the (read-only) stored matrix and checked
+#: through a weak reference to it (a new matrix at a recycled id is never taken for the old one).
+#: Small operators are kept for repeated cheap calls; at most ``_BIG_PREPS`` large ones are kept too,
+#: since searches over eps query the same operator many times (and reuse its pair bounds). An entry
+#: goes when its matrix is garbage-collected.
 _PREP_CACHE: dict = {}
+_BIG_PREPS = 2
+#: Sparse operators with at least this fraction of non-zeros are densified once in the preparation.
+_DENSIFY_FILL = 0.25
+
+
+def _forget(key, ref) -> None:
+    """Weak-reference callback: drop the entry of a garbage-collected matrix (and only that entry)."""
+    cache = globals().get("_PREP_CACHE")  # None while the interpreter shuts down
+    if isinstance(cache, dict) and key in cache and cache[key][0] is ref:
+        del cache[key]
 
 
 def _prepare(K: MarkovOperator, block_size: int | None) -> _Prep:
+    if row_source(K) is not None:  # a dask-backed operator: its row reader, never the whole matrix (issue 11)
+        from .dask_prep import prepare_rows
+        return prepare_rows(K, block_size)
     key = (id(K._data), block_size)
     hit = _PREP_CACHE.get(key)
-    if hit is not None and hit[0] is K._data:
+    if hit is not None and hit[0]() is K._data:
         return hit[1]
     prep = _prepare_uncached(K, block_size)
-    if prep.n * prep.m <= 2**16:  # only small operators are cached (repeated cheap calls)
-        if len(_PREP_CACHE) >= 8:
-            _PREP_CACHE.pop(next(iter(_PREP_CACHE)))
-        _PREP_CACHE[key] = (K._data, prep)
+    big = prep.n * prep.m > 2**16
+    try:
+        ref = weakref.ref(K._data, functools.partial(_forget, key))
+    except TypeError:  # pragma: no cover - a matrix type without weak references: not cached
+        return prep
+    _PREP_CACHE.pop(key, None)
+    _PREP_CACHE[key] = (ref, prep)
+    bigs = [k for k, (_, p) in list(_PREP_CACHE.items()) if p.n * p.m > 2**16]  # list: atomic under threads
+    while big and len(bigs) > _BIG_PREPS:
+        _PREP_CACHE.pop(bigs.pop(0), None)
+    for k in bigs[:-1] if big else ():  # only the newest large operator keeps its n x n pair bounds
+        hit = _PREP_CACHE.get(k)
+        if hit is not None:
+            hit[1].cache.pop("anchors", None)
+    smalls = [k for k, (_, p) in list(_PREP_CACHE.items()) if p.n * p.m <= 2**16]
+    while len(smalls) > 8:
+        _PREP_CACHE.pop(smalls.pop(0), None)
     return prep
 
 
 def _prepare_uncached(K: MarkovOperator, block_size: int | None) -> _Prep:
     data = _clean_sparse(K._data) if K.is_sparse else K._data
     n, m = data.shape
-    block = block_size if block_size is not None else int(min(n, max(8, 2**19 // max(n, m))))
+    if sp.issparse(data) and data.nnz >= _DENSIFY_FILL * n * m and n * m > 2**16:
+        try:  # a product of sparse walks fills in: dense rows are read much faster by the tiles
+            check_memory(8.0 * n * m, f"a dense copy of a {n} x {m} operator with {data.nnz} non-zeros")
+            data = data.toarray()
+        except ResourceLimitError:
+            pass
+    block = _tile_rows(m, block_size)
     disjoint = _probe_disjoint(data) if n > 1 else None
     return _Prep(data, n, m, _row_sums(data), disjoint, _ultra_core(data), block)
 
@@ -227,7 +304,7 @@ def _max_inf(prep: _Prep) -> tuple[float, int, int]:
     for j0 in range(0, n, width):
         j1 = min(n, j0 + width)
         Z = (_rows(data, slice(j0, j1)) == 0).astype(float)
-        A = np.asarray(data @ Z.T)
+        A = np.asarray(data @ Z.T) if not isinstance(data, DaskRows) else _dask_times(data, Z.T)
         A[np.arange(j0, j1), np.arange(j1 - j0)] = -1.0  # a row against itself is not a pair
         k = int(np.argmax(A))
         if A.flat[k] > best:

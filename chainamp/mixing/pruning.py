@@ -1,13 +1,12 @@
-"""Certified pruning search for ``max_{x != x'} D_{e^eps}(K_x || K_x')`` (Definition 1(2); private).
+"""Certified search for ``max_{x != x'} D_{e^eps}(K_x || K_x')`` (Definition 1(2); private).
 
-The search behind :func:`chainamp.mixing.dobrushin` and
-:func:`chainamp.mixing.dobrushin_curve` for operators too large to evaluate every pair
-exactly: shortcuts, the exact small-operator pass, the L1-form candidate search with
-exact re-evaluation (:func:`_max_hockey`, :func:`_resolve`), the enumeration of active
-terms at large eps (:func:`_enumerate_hockey`) and the bound reuse across eps
-(:func:`_curve_values`). Rows, preparation and exact pair evaluation come from
-:mod:`.pairwise`. Every value is rounded toward the safe (larger) side and is never
-below the exact value for the stored matrix.
+The search behind :func:`chainamp.mixing.dobrushin` and :func:`chainamp.mixing.dobrushin_curve`
+(:func:`_max_hockey`, :func:`_curve_values`): shortcuts, the exact small-operator pass, the blocked
+scan of every pair with per-pair certified bounds (:mod:`.scan`; with the bounds kept across eps of
+:mod:`.anchors` when the n x n matrices fit), and, at very large eps, the enumeration of the active
+terms only (:func:`_enumerate_hockey`). Rows, preparation and exact pair evaluation come from
+:mod:`.pairwise`. Every value is rounded toward the safe (larger) side and is never below the
+exact value for the stored matrix.
 
 Floating-point error model (used by every rounding below): a sum of m
 non-negative doubles has relative error at most ``(m - 1) u`` in any order;
@@ -18,110 +17,21 @@ vectorised ``log`` within four; ``u = 2**-53``.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial.distance import cdist
 
-from .pairwise import (_INF_EPS, _TINY, _U, _WORKERS, _Prep, _eval_pairs, _hockey_rows, _max_inf, _rows,
-                       _up)
-from .._numerics import scaled_by_exp, L1_FORM_MAX_ERR, TIE_BUDGET, TIE_ERR
+from .anchors import anchored_max, anchors_allowed
+from .pairwise import _INF_EPS, _TINY, _U, _Prep, _eval_pairs, _hockey_rows, _max_inf, _rows
+from .scan import scan_max
+from .._numerics import progress_bar, scaled_by_exp
 
 __all__ = []
 
-
-def _approx_error(prep: _Prep, c: float) -> float:
-    """Bound on ``|v - D_c|`` for the L1 form ``v = (c ||p/c - q||_1 + s_p - c s_q) / 2``:
-    every rounding is relative to ``s_p + c s_q`` (terms, sum, row sums, scalings, and
-    the one-ulp error of ``c = e^eps``), plus underflow of ``p / c``."""
-    smax = float(prep.sums.max()) * (1.0 + 4 * _U)
-    # 1.25: headroom so that the float comparisons against +- err cannot cut a candidate
-    return 1.25 * ((2 * prep.m + 16) * _U * (1.0 + c) * smax + (prep.m + 2) * c * _TINY)
-
-
-#: Columns per cdist call: rows of this many doubles stay in the L1 cache (about 1.6x faster).
-_COL_CHUNK = 384
-
-
-def _l1_block(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """``sum_y |P_iy - Q_jy|`` for every row pair, by cdist on column chunks (a sum of
-    non-negative partial sums: the same ``(m - 1) u`` relative error as one cdist)."""
-    m = P.shape[1]
-    if m <= 2 * _COL_CHUNK:
-        return cdist(P, Q, "cityblock")
-    out = None
-    for c0 in range(0, m, _COL_CHUNK):
-        part = cdist(np.ascontiguousarray(P[:, c0:c0 + _COL_CHUNK]),
-                     np.ascontiguousarray(Q[:, c0:c0 + _COL_CHUNK]), "cityblock")
-        out = part if out is None else np.add(out, part, out=out)
-    return out
-
-
-def _approx_candidates(prep: _Prep, c: float, err: float, cap: int | None):
-    """All-pairs approximation by ``cdist`` on row blocks (2 threads; cdist releases the GIL).
-
-    For c = 1 only the upper triangle is computed: one L1 distance gives both orders,
-    ``(L1 +- (s_x - s_x')) / 2``. Returns candidate ordered pairs ``(I, J, v)`` with
-    ``v >= max(v) - 2 err`` and the largest ``v`` of a candidate dropped by ``cap``
-    (``-inf`` if none).
-    """
-    data, n, b = prep.data, prep.n, prep.block
-    sums = prep.sums
-    symmetric = c == 1.0
-    j_width = max(1, min(n, 2**21 // prep.m)) if sp.issparse(data) else n
-    state = {"best": -math.inf}
-
-    def collect(v, rows0, cols0, swap, out):
-        vmax = float(v.max())
-        state["best"] = max(state["best"], vmax)  # races only keep more candidates
-        ii, jj = np.nonzero(v >= state["best"] - 2 * err)
-        vals = v[ii, jj]
-        dropped = -math.inf
-        if cap is not None and vals.size > cap:
-            order = np.argpartition(-vals, cap)
-            dropped = float(vals[order[cap:]].max())
-            sel = order[:cap]
-            ii, jj, vals = ii[sel], jj[sel], vals[sel]
-        ii, jj = ii + rows0, jj + cols0
-        out.append((jj, ii, vals) if swap else (ii, jj, vals))
-        return dropped
-
-    def block(i0):
-        i1 = min(n, i0 + b)
-        P = _rows(data, slice(i0, i1))
-        Ps = P if symmetric else P * (1.0 / c)
-        out, dropped = [], -math.inf
-        for j0 in range(i0 if symmetric else 0, n, j_width):
-            j1 = min(n, j0 + j_width)
-            Q = data[j0:j1] if not sp.issparse(data) else _rows(data, slice(j0, j1))
-            L = _l1_block(Ps, Q)
-            if not symmetric:
-                L *= c
-            fwd = 0.5 * (L + (sums[i0:i1, None] - c * sums[None, j0:j1]))
-            r, cc = np.nonzero(np.arange(i0, i1)[:, None] >= np.arange(j0, j1)[None, :]) if symmetric \
-                else np.nonzero(np.arange(i0, i1)[:, None] == np.arange(j0, j1)[None, :])
-            fwd[r, cc] = -math.inf  # the diagonal (and, when symmetric, the lower triangle)
-            dropped = max(dropped, collect(fwd, i0, j0, False, out))
-            if symmetric:
-                bwd = 0.5 * (L + (sums[None, j0:j1] - sums[i0:i1, None]))
-                bwd[r, cc] = -math.inf
-                dropped = max(dropped, collect(bwd, i0, j0, True, out))
-        return out, dropped
-
-    starts = range(0, n, b)
-    if len(starts) > 1 and _WORKERS > 1:
-        with ThreadPoolExecutor(_WORKERS) as pool:
-            parts = list(pool.map(block, starts))
-    else:
-        parts = [block(i0) for i0 in starts]
-    triples = [t for p in parts for t in p[0]]
-    I = np.concatenate([t[0] for t in triples])
-    J = np.concatenate([t[1] for t in triples])
-    v = np.concatenate([t[2] for t in triples])
-    dropped = max(p[1] for p in parts)
-    keep = v >= max(float(v.max()), dropped) - 2 * err
-    return I[keep], J[keep], v[keep], dropped
+#: Above this eps the scan's float ``c = exp(eps)`` could overflow a product: exact paths only.
+_SCAN_MAX_EPS = 700.0
+#: The enumeration of active terms is tried when ``c (2m + 16) u`` exceeds this (few active terms).
+_ENUM_FROM = 1e-7
 
 
 #: The enumeration path keeps three n x n accumulators: used for n up to this.
@@ -151,7 +61,7 @@ def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int,
     about 1e-15.
     """
     data, n, m = prep.data, prep.n, prep.m
-    if sp.issparse(data) or n > _ENUM_MAX_N:
+    if not isinstance(data, np.ndarray) or n > _ENUM_MAX_N:  # sparse, or a dask-backed operator's row reader
         return None
     width = max(1, min(m, 2**20 // n))
 
@@ -231,17 +141,32 @@ def _off_diagonal(n: int) -> tuple[np.ndarray, np.ndarray]:
     return I[off], J[off]
 
 
-def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
+
+def _all_pairs_max(prep: _Prep, eps: float) -> tuple[float, int, int]:
+    """Every ordered pair evaluated exactly (term by term), by chunks of rows: O(chunk x m) memory."""
+    n = prep.n
+    best, bi, bj = -1.0, 0, 1
+    step = max(1, 2**16 // n)
+    for i0 in range(0, n, step):
+        I, J = np.meshgrid(np.arange(i0, min(n, i0 + step)), np.arange(n), indexing="ij")
+        I, J = I.ravel(), J.ravel()
+        off = I != J
+        _, ups = _eval_pairs(prep.data, I[off], J[off], eps)
+        if ups.size:
+            k = int(np.argmax(ups))
+            if ups[k] > best:
+                best, bi, bj = float(ups[k]), int(I[off][k]), int(J[off][k])
+    return min(max(best, 0.0), 1.0), bi, bj
+
+
+def _max_hockey(prep: _Prep, eps: float, *, executor=None, progress=None) -> tuple[float, int, int]:
     """``max_{x != x'} D_{e^eps}(K_x || K_x')``, rounded up, and the pair attaining it.
 
-    Soundness of the fast path: with ``v`` the L1-form approximation and ``err`` its
-    rigorous error bound, any pair with ``v < max(v) - 2 err`` has a true value below
-    the true value of the pair attaining ``max(v)``, so the maximum is attained among
-    the candidates. Candidates are re-evaluated exactly (log-free, with their own
-    rounding bound) in decreasing ``v``, stopping once no remaining ``v + err`` can beat
-    the best exact lower bound. When ``err`` is tiny (``<= TIE_ERR``) and more than
-    ``TIE_BUDGET`` candidates tie, the rest are covered by ``max(v) + err`` instead.
-    When ``err`` is not small (large eps) every pair is evaluated exactly.
+    Shortcuts (disjoint supports, shared support beyond the largest log-ratio, eps = inf), then:
+    small operators (``n^2 m <= 2^16``) exactly in one vectorised pass; eps beyond 700 (or a large
+    ``e^eps`` with an operator-level estimate of few active terms) by enumerating the active terms;
+    otherwise the blocked scan of :mod:`.scan` (certified per-pair bounds, the best pairs refined
+    exactly), through the bounds kept across eps of :mod:`.anchors` when they fit in memory.
     """
     n, ultra = prep.n, prep.ultra
     if n < 2:
@@ -259,125 +184,27 @@ def _max_hockey(prep: _Prep, eps: float) -> tuple[float, int, int]:
         _, ups = _hockey_rows(_rows(prep.data, I), _rows(prep.data, J), eps)
         k = int(np.argmax(ups))
         return min(float(ups[k]), 1.0), int(I[k]), int(J[k])
-    c = math.exp(eps) if eps <= 709.0 else math.inf
-    err = _approx_error(prep, c) if math.isfinite(c) else math.inf
-    if err > L1_FORM_MAX_ERR:  # large eps: few terms are active, enumerate them (exact, no cancellation)
+    anchored = anchors_allowed(prep)
+    if eps > _SCAN_MAX_EPS or ((2 * prep.m + 16) * _U * math.exp(eps) > _ENUM_FROM
+                               and not (anchored and prep.cache.get("anchors"))):
         enumerated = _enumerate_hockey(prep, eps, budget=max(n * n * prep.m // 128, 2**20))
         if enumerated is not None:
             return enumerated
-    if err < 0.05:
-        cap = TIE_BUDGET if err <= TIE_ERR else None
-        I, J, v, dropped = _approx_candidates(prep, c, err, cap)
-        order = np.argsort(-v, kind="stable")
-        I, J, v = I[order], J[order], v[order]
-    else:
-        I, J = _off_diagonal(n)
-        v, dropped = np.full(I.size, math.inf), -math.inf
-    return _resolve(prep, I, J, v, err, dropped, eps)[:3]
+        if eps > _SCAN_MAX_EPS:
+            return _all_pairs_max(prep, eps)
+    c = math.exp(eps)
+    if anchored:
+        return anchored_max(prep, eps, c, executor=executor, progress=progress)
+    return scan_max(prep, eps, c, executor=executor, progress=progress)
 
 
-def _resolve(prep: _Prep, I, J, v, err: float, dropped: float, eps: float):
-    """Exact re-evaluation of candidates sorted by decreasing approximate value ``v``
-    (see :func:`_max_hockey`). Returns (gamma, x, x', evaluated I, J, upper bounds)."""
-    best_up, best_low, bi, bj = -1.0, -1.0, int(I[0]), int(J[0])
-    pos, step = 0, 256
-    done_I, done_J, done_up = [], [], []
-    while pos < I.size:
-        if v[pos] + err < best_low:
-            break  # no remaining candidate can be the maximiser
-        if err <= TIE_ERR and pos >= TIE_BUDGET:
-            break  # near-ties: covered by v + err below
-        sl = slice(pos, min(I.size, pos + step))
-        vals, ups = _eval_pairs(prep.data, I[sl], J[sl], eps)
-        k = int(np.argmax(ups))
-        if ups[k] > best_up:
-            best_up, bi, bj = float(ups[k]), int(I[sl][k]), int(J[sl][k])
-        # a lower bound on the true value: the computed value minus its error allowance
-        best_low = max(best_low, float(np.max(vals - (ups - vals))))
-        done_I.append(I[sl]), done_J.append(J[sl]), done_up.append(ups)
-        pos, step = sl.stop, step * 2
-    rest = max(float(v[pos]) if pos < I.size else -math.inf, dropped)
-    if rest + err >= best_low and rest > -math.inf:
-        best_up = max(best_up, _up(rest + err, 0.0))
-    cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=int))
-    return min(max(best_up, 0.0), 1.0), bi, bj, cat(done_I), cat(done_J), cat(done_up)
-
-
-def _approx_matrix(prep: _Prep, c: float, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """L1-form approximation of ``D_c(K_x || K_x')`` on the grid rows x cols (diagonal -inf)."""
-    data, sums, b = prep.data, prep.sums, prep.block
-    Q = _rows(data, cols)
-
-    def block(a):
-        r = rows[a:a + b]
-        L = _l1_block(_rows(data, r) * (1.0 / c), Q) * c if c != 1.0 else _l1_block(_rows(data, r), Q)
-        v = 0.5 * (L + (sums[r, None] - c * sums[None, cols]))
-        v[r[:, None] == cols[None, :]] = -math.inf
-        return v
-
-    starts = range(0, rows.size, b)
-    if len(starts) > 1 and _WORKERS > 1:
-        with ThreadPoolExecutor(_WORKERS) as pool:
-            return np.vstack(list(pool.map(block, starts)))
-    return np.vstack([block(a) for a in starts])
-
-
-#: Largest n for which dobrushin_curve keeps an n x n matrix of upper bounds across eps.
-_CURVE_MAX_N = 3000
-
-
-def _curve_values(prep: _Prep, eps_sorted: np.ndarray) -> np.ndarray:
-    """gamma at each eps (ascending, distinct), reusing bounds across eps.
-
-    ``D_{e^eps}`` is non-increasing in eps, so an upper bound ``V[x, x']`` computed at
-    one eps holds at every larger eps. At a new eps, the best few pairs by ``V`` are
-    evaluated exactly; their largest lower bound ``LB`` is below gamma(eps), so only pairs
-    with ``V >= LB`` can attain the maximum. Only the sub-grid of their rows and columns is
-    re-approximated (then resolved exactly as in :func:`_max_hockey`), and V is
-    tightened there. Same soundness argument as the single-eps path.
-    """
-    n = prep.n
+def _curve_values(prep: _Prep, eps_sorted: np.ndarray, *, executor=None, progress=None) -> np.ndarray:
+    """gamma at each eps (ascending, distinct): :func:`_max_hockey` in turn, so that the pair bounds
+    kept across eps (:mod:`.anchors`) prune the pairs at every eps after the first."""
     out = np.empty(eps_sorted.size)
-    V = None
-    idx = np.arange(n)
-    for k, e in enumerate(eps_sorted):
-        e = float(e)
-        c = math.exp(e) if e <= 709.0 else math.inf
-        special = (n < 2 or prep.disjoint is not None or prep.ultra.identical or e >= _INF_EPS
-                   or (prep.ultra.shared and e >= prep.ultra.log_max))
-        err = _approx_error(prep, c) if math.isfinite(c) else math.inf
-        if special or err > L1_FORM_MAX_ERR or n > _CURVE_MAX_N or n * n * prep.m <= _SMALL_WORK:
-            out[k] = _max_hockey(prep, e)[0]
-            continue
-        rows = cols = idx
-        if V is not None:
-            top = np.argpartition(V.ravel(), -min(64, V.size))[-min(64, V.size):]
-            tI, tJ = np.divmod(top, n)
-            tI, tJ = tI[tI != tJ], tJ[tI != tJ]
-            vals, ups = _eval_pairs(prep.data, tI, tJ, e)
-            V[tI, tJ] = np.minimum(V[tI, tJ], ups)
-            lb = float(np.max(vals - (ups - vals))) if vals.size else -math.inf
-            aI, aJ = np.nonzero(V >= lb)
-            rows, cols = np.unique(aI), np.unique(aJ)
-            if rows.size * cols.size > 0.6 * n * n:
-                rows = cols = idx
-        v = _approx_matrix(prep, c, rows, cols)
-        if V is None:  # first evaluation: the full grid
-            V = v + err
-        else:
-            grid = np.ix_(rows, cols)
-            V[grid] = np.minimum(V[grid], v + err)
-        cap = TIE_BUDGET if err <= TIE_ERR else None
-        vmax = float(v.max())
-        ci, cj = np.nonzero(v >= vmax - 2 * err)
-        cv = v[ci, cj]
-        dropped = -math.inf
-        if cap is not None and cv.size > cap:
-            order = np.argpartition(-cv, cap)
-            dropped = float(cv[order[cap:]].max())
-            ci, cj, cv = ci[order[:cap]], cj[order[:cap]], cv[order[:cap]]
-        order = np.argsort(-cv, kind="stable")
-        gamma, _, _, dI, dJ, dU = _resolve(prep, rows[ci[order]], cols[cj[order]], cv[order], err, dropped, e)
-        V[dI, dJ] = np.minimum(V[dI, dJ], dU)
-        out[k] = gamma
+    with progress_bar(eps_sorted.size if eps_sorted.size > 1 else None, "epsilon values", unit="eps",
+                      progress=progress if eps_sorted.size > 1 else False) as bar:
+        for k, e in enumerate(eps_sorted):
+            out[k] = _max_hockey(prep, float(e), executor=executor, progress=progress)[0]
+            bar.update(1)
     return out

@@ -15,7 +15,7 @@ import numpy as np
 from .._numerics import STATIONARY_RESIDUAL_ATOL, check_choice, check_positive
 from .chain import _check_square, _class_periods, _labels, _structure
 from .markov import MarkovOperator
-from .spectral import _gap_from_structure
+from .spectral import _gap_and_method
 from .stationary import _stationary
 
 __all__ = [
@@ -45,6 +45,7 @@ class ChainAnalysis:
     stationary_distributions: np.ndarray = field(repr=False)
     spectral_gap: float | None           # None when not computed
     relaxation_time: float | None
+    spectral_method: str | None = None   # how the gap was computed (see spectral_gap_method)
 
     def __str__(self) -> str:
         n = len(self.states)
@@ -79,7 +80,8 @@ def analyze_chain(K: MarkovOperator, *, spectral: bool = True, method: str = "au
     K : MarkovOperator
         Square, dense or sparse.
     spectral : bool
-        Compute the spectral gap and relaxation time (an eigenvalue problem: O(n^3) for dense K).
+        Compute the spectral gap and relaxation time (an eigenvalue problem: O(n^3) for dense K; the
+        symmetric form for reversible K, see :func:`spectral_gap`; ``spectral_method`` says which).
     method, stationary_residual_atol
         As in :func:`stationary_distributions`.
 
@@ -101,7 +103,8 @@ def analyze_chain(K: MarkovOperator, *, spectral: bool = True, method: str = "au
     per = _class_periods(st)
     classes = tuple(_labels(K, m) for m in st.members)
     irreducible = len(classes) == 1
-    gap = _gap_from_structure(K, st) if spectral else None
+    pis = _stationary(K, st, method, atol)
+    gap, how = _gap_and_method(K, st, pis[0] if len(st.members) == 1 else None) if spectral else (None, None)
     return ChainAnalysis(
         states=K.inputs,
         communicating_classes=classes,
@@ -111,7 +114,8 @@ def analyze_chain(K: MarkovOperator, *, spectral: bool = True, method: str = "au
         is_irreducible=irreducible,
         period=int(per[0]) if irreducible else None,
         is_aperiodic=bool(np.all(per[st.closed] == 1)),
-        stationary_distributions=_stationary(K, st, method, atol),
+        stationary_distributions=pis,
         spectral_gap=gap,
         relaxation_time=None if gap is None else (math.inf if gap == 0.0 else 1.0 / gap),
+        spectral_method=how,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse.linalg as spla
+import scipy.sparse as sp
 
 from ..errors import SolverError
 from .chain import _check_square, _class_periods, _structure, _Structure
@@ -20,6 +20,7 @@ from .markov import MarkovOperator
 
 __all__ = [
     "spectral_gap",
+    "spectral_gap_method",
     "relaxation_time",
 ]
 
@@ -27,26 +28,120 @@ __all__ = [
 _DENSE_EIG_MAX = 256
 #: Relative accuracy requested from ARPACK for the two largest eigenvalues in modulus.
 _ARPACK_TOL = 1e-10
+#: The methods :func:`spectral_gap_method` and ``ChainAnalysis.spectral_method`` report.
+SPECTRAL_METHODS = ("structure", "symmetric", "arpack", "eigvals")
 
 
 # ------------------------------------------------------------------ spectrum
-def _gap_from_structure(K: MarkovOperator, st: _Structure) -> float:
+def _reversible_pi(K: MarkovOperator) -> np.ndarray | None:
+    """The stationary distribution of an irreducible K IF K may be reversible, else None.
+
+    A reversible K has a symmetric support and ``pi_j / pi_i = K_ij / K_ji`` on every edge, so pi
+    follows from a breadth-first spanning tree (in logs, O(n + nnz)); whether detailed balance
+    then holds on every edge is checked by :func:`_reversible_form`."""
+    from scipy.sparse import csgraph  # scipy submodules are imported when first needed
+
+    A = sp.csr_matrix(K._data, copy=True)
+    A.eliminate_zeros()
+    pattern = (A != 0).astype(np.int8)
+    if (pattern != pattern.T).nnz:
+        return None
+    order, pred = csgraph.breadth_first_order(pattern, 0, directed=True, return_predecessors=True)
+    if order.size != K.shape[0]:
+        return None
+    child = order[1:]
+    parent = pred[child]
+    fwd = np.asarray(A[parent, child]).ravel()
+    bwd = np.asarray(A[child, parent]).ravel()
+    step = np.log(fwd) - np.log(bwd)
+    logpi = np.zeros(K.shape[0])
+    for c, p_, w in zip(child.tolist(), parent.tolist(), step.tolist()):  # parents come first in BFS order
+        logpi[c] = logpi[p_] + w
+    pi = np.exp(logpi - logpi.max())
+    return pi / pi.sum()
+
+
+def _reversible_form(K: MarkovOperator, pi: np.ndarray):
+    """``D^1/2 K D^-1/2`` (``D = diag(pi)``), symmetrised, when K satisfies detailed balance
+    ``pi_i K_ij = pi_j K_ji`` up to the rounding of pi and of the products (relative
+    ``4 (n + 16) u`` entrywise), else None. K is then similar to a symmetric matrix: real spectrum."""
+    n = K.shape[0]
+    if not np.all(pi > 0):
+        return None
+    tol = 4.0 * (n + 16) * 2.0**-53
+    root = np.sqrt(pi)
+    if sp.issparse(K._data):
+        A = sp.csr_matrix(K._data)
+        F = sp.diags(pi) @ A
+        excess = abs(F - F.T) - tol * (abs(F) + abs(F.T))
+        if excess.nnz and excess.max() > 0:
+            return None
+        S = sp.diags(root) @ A @ sp.diags(1.0 / root)
+        return ((S + S.T) * 0.5).tocsr()
+    A = np.asarray(K._data, dtype=float)
+    F = pi[:, None] * A
+    if np.any(np.abs(F - F.T) > tol * (F + F.T) + 1e-300):
+        return None
+    S = root[:, None] * A / root[None, :]
+    return 0.5 * (S + S.T)
+
+
+def _second_modulus(vals: np.ndarray) -> float:
+    vals = np.delete(vals, np.argmin(np.abs(vals - 1.0)))  # one copy of the eigenvalue 1
+    return float(np.abs(vals).max()) if vals.size else 0.0
+
+
+def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = None) -> tuple[float, str]:
+    import scipy.sparse.linalg as spla
+
     closed = np.flatnonzero(st.closed)
     if closed.size > 1 or np.any(_class_periods(st)[closed] > 1):
-        return 0.0  # eigenvalue 1 repeated, or a root of unity != 1 on the unit circle
+        return 0.0, "structure"  # eigenvalue 1 repeated, or a root of unity != 1 on the unit circle
     n = K.shape[0]
     if n == 1:
-        return 1.0
-    if not K.is_sparse or n <= _DENSE_EIG_MAX:
-        vals = np.linalg.eigvals(K.matrix)
-    else:
-        try:
-            vals = spla.eigs(K.sparse.T, k=2, which="LM", return_eigenvectors=False,
-                             tol=_ARPACK_TOL, v0=np.full(n, 1.0 / n))
-        except spla.ArpackNoConvergence as exc:
-            raise SolverError(f"ARPACK did not converge on the eigenvalues of K ({exc})") from None
-    vals = np.delete(vals, np.argmin(np.abs(vals - 1.0)))  # one copy of the eigenvalue 1
-    return float(min(1.0, max(0.0, 1.0 - np.abs(vals).max()))) if vals.size else 1.0
+        return 1.0, "structure"
+    if pi is None and len(st.members) == 1:  # irreducible: one stationary distribution, all positive
+        pi = _reversible_pi(K)
+    S = _reversible_form(K, np.asarray(pi).ravel()) if pi is not None and len(st.members) == 1 else None
+    if S is not None and not sp.issparse(S) and n > _DENSE_EIG_MAX and np.count_nonzero(S) <= 0.05 * n * n:
+        S = sp.csr_matrix(S)  # a dense array with few non-zeros (a graph walk): sparse products
+    try:
+        if S is not None and n <= _DENSE_EIG_MAX:
+            vals, method = np.linalg.eigvalsh(S.toarray() if sp.issparse(S) else S), "symmetric"
+        elif S is not None:
+            try:  # Lanczos: the extreme eigenvalues of a symmetric matrix, dense or sparse
+                vals = spla.eigsh(S, k=2, which="LM", return_eigenvectors=False, tol=_ARPACK_TOL, v0=np.ones(n))
+            except spla.ArpackNoConvergence:
+                if sp.issparse(S):
+                    raise
+                vals = np.linalg.eigvalsh(S)
+            method = "symmetric"
+        elif not K.is_sparse or n <= _DENSE_EIG_MAX:
+            vals, method = np.linalg.eigvals(K.matrix), "eigvals"
+        else:
+            vals = spla.eigs(K.sparse.T, k=2, which="LM", return_eigenvectors=False, tol=_ARPACK_TOL,
+                             v0=np.full(n, 1.0 / n))
+            method = "arpack"
+    except spla.ArpackNoConvergence as exc:
+        raise SolverError(f"ARPACK did not converge on the eigenvalues of K ({exc})") from None
+    return float(min(1.0, max(0.0, 1.0 - _second_modulus(np.asarray(vals))))), method
+
+
+def _gap_from_structure(K: MarkovOperator, st: _Structure) -> float:
+    return _gap_and_method(K, st)[0]
+
+
+def spectral_gap_method(K: MarkovOperator) -> tuple[float, str]:
+    """:func:`spectral_gap` and the method that computed it (one of ``SPECTRAL_METHODS``).
+
+    Examples
+    --------
+    >>> gap, method = spectral_gap_method(MarkovOperator([[0.9, 0.1], [0.2, 0.8]]))
+    >>> round(gap, 4), method
+    (0.3, 'symmetric')
+    """
+    K = _check_square(K)
+    return _gap_and_method(K, _structure(K))
 
 
 def spectral_gap(K: MarkovOperator) -> float:
@@ -54,12 +149,27 @@ def spectral_gap(K: MarkovOperator) -> float:
 
     One copy of the eigenvalue 1 is removed; the gap is exactly 0 when K has several
     recurrent classes (1 is repeated) or a periodic recurrent class (another root of unity
-    is an eigenvalue) - both decided from the graph, not from rounded eigenvalues. Otherwise
-    eigenvalues come from ``numpy.linalg.eigvals`` for dense K (and sparse K of at most 256
-    states) and from ARPACK (``scipy.sparse.linalg.eigs``: the two largest in modulus, relative
-    tolerance 1e-10) for larger sparse K; ARPACK is slow when eigenvalues cluster near the second
-    one (tens of seconds on a 100,000-node graph). A floating-point estimate (eigenvalue errors
-    scale with the conditioning of K), not a certified bound: it feeds no privacy guarantee.
+    is an eigenvalue) - both decided from the graph, not from rounded eigenvalues
+    (method ``"structure"``). Otherwise, for an irreducible K:
+
+    * ``"symmetric"``: K is reversible (detailed balance ``pi_i K_ij = pi_j K_ji`` holds up to
+      the rounding of the stationary distribution pi, e.g. every random walk on an undirected
+      graph), so ``D^1/2 K D^-1/2`` (``D = diag(pi)``) is symmetric with the same eigenvalues
+      (Levin, Peres and Wilmer, *Markov Chains and Mixing Times*, Lemma 12.2): ``numpy.linalg.eigvalsh``
+      up to 256 states, else ARPACK's Lanczos ``scipy.sparse.linalg.eigsh`` (two largest in modulus,
+      relative tolerance 1e-10; a dense K falls back to ``eigvalsh`` if it does not converge);
+    * ``"arpack"``: a non-reversible sparse K of more than 256 states: ARPACK's Arnoldi
+      ``scipy.sparse.linalg.eigs`` (two largest in modulus, relative tolerance 1e-10);
+    * ``"eigvals"``: any other non-reversible K: ``numpy.linalg.eigvals`` (Arnoldi with two
+      eigenvalues is not reliable for the clustered spectra of dense random chains).
+
+    Reversibility is detected from the support (symmetric), pi from a breadth-first spanning tree
+    (``pi_j / pi_i = K_ij / K_ji``) and detailed balance checked on every entry.
+
+    :func:`spectral_gap_method` also returns the method. ARPACK is slow when eigenvalues
+    cluster near the second one. A floating-point estimate (eigenvalue errors scale with the
+    conditioning of K, and the symmetric form with the rounding of pi), not a certified bound:
+    it feeds no privacy guarantee.
 
     Examples
     --------

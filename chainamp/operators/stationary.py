@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from .._numerics import STATIONARY_RESIDUAL_ATOL, check_choice, check_positive
 from ..errors import InvalidOperatorError, SolverError
@@ -97,7 +96,9 @@ def _sparse_stationary(P: sp.csr_matrix, method: str, atol: float) -> np.ndarray
                               "(try method='direct')")
     A = (sp.identity(n, format="csr") - PT)[1:, 1:].tocsc()
     rhs = PT[1:, 0].toarray().ravel()
-    tail = spla.spsolve(A, rhs, permc_spec="COLAMD")
+    from scipy.sparse.linalg import spsolve  # imported when first needed
+
+    tail = spsolve(A, rhs, permc_spec="COLAMD")
     # the exact solution is >= 0 (inverse M-matrix times a non-negative vector): clip round-off
     x = np.maximum(np.concatenate([[1.0], np.atleast_1d(tail)]), 0.0)
     return x / x.sum()
