@@ -40,13 +40,16 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._numerics import fmt_number
+import numpy as np
+
+from .._numerics import (SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_executor, check_progress, fmt_number,
+                        scaled_by_exp)
 from .bounds import (BOUND_SOURCES, Bound, doeblin_amplifies_delta, doeblin_frontier, hockey_stick_order, ldp_bound,
                      theorem1_dobrushin, theorem1_doeblin, theorem1_hockey_stick, theorem1_ultra_mixing)
 from ..errors import InvalidMechanismError
 from ..mixing import dobrushin, dobrushin_curve, doeblin, ldp_guarantee, ultra_mixing
 from ..operators import EXACT, MarkovOperator, multiply, operator_error, ProductError
-from ..privacy import DP, privacy_profile  # noqa: F401 (DP: the doctest of amplify)
+from ..privacy import DP, ExactProfile, privacy_profile  # noqa: F401 (DP: the doctest of amplify)
 from .inputs import (Adjust, InputMechanism, as_input_mechanism, compose_with_error, normalised_profile,
                      reachable_inputs)
 from .report import AmplificationReport, Coefficients
@@ -55,10 +58,31 @@ from .sources import CurveSource, PairSource, first_finite, profile_points, targ
 __all__ = ["amplify"]
 
 _FRONTIER_POINTS = 9
+#: Pairs of inputs that attained a coefficient of K, kept to refute bisection steps of the tight bound cheaply.
+_WITNESSES = 4
+
+
+def _pairs_lower(witnesses, order: float) -> float:
+    """A certified LOWER bound of ``max_{x != x'} D_{e^order}(K_x || K_x')`` for the stored K from the pairs
+    ``witnesses`` (rows p, q): ``val = sum_y [p_y - c q_y]_+`` with ``c q`` from ``scaled_by_exp`` (relative
+    error <= 6u, plus ``2**-1074`` where it underflows) is within ``8u p_y + 2**-1074`` of each exact term where
+    the term is or may be active (exactly 0 elsewhere), and the sum adds ``(m - 1) u``; so the exact value is
+    at least ``val (1 - (m + 8) u) - 16 u sum(p) - m 2**-1074``, pushed one float down. 0 at ``order = inf``
+    (only used to refute a step, where 0 decides nothing)."""
+    if not witnesses or not math.isfinite(order):
+        return 0.0
+    best = 0.0
+    for p, q, _ in witnesses:
+        m = p.size
+        val = float(np.maximum(p - scaled_by_exp(q, order), 0.0).sum())
+        low = val * (1.0 - (m + 8) * UNIT_ROUNDOFF) - 16.0 * UNIT_ROUNDOFF * float(p.sum()) - m * SMALLEST_SUBNORMAL
+        best = max(best, math.nextafter(low, -math.inf))
+    return best
 
 
 def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, neighbors: Any = None,
-            delta: float | None = None, inputs: Iterable | None = None) -> AmplificationReport:
+            delta: float | None = None, inputs: Iterable | None = None, progress: bool | None = None,
+            executor: Any = None) -> AmplificationReport:
     """Certify (epsilon', delta') for K o M with every applicable bound.
 
     Parameters
@@ -81,6 +105,12 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     inputs : iterable of labels, optional
         The inputs of K that M can produce (Theorem 1 only needs the conditions
         on those). Default: all of K's inputs, or the support of a finite M.
+    progress : bool, optional
+        Progress bars of the long computations (pair scans of K, exact profiles): None shows one
+        after 2 s, True at once, False never.
+    executor : concurrent.futures.Executor, optional
+        Runs the blocks of those pair scans (any Executor, e.g. a ``ProcessPoolExecutor`` or a dask
+        client's ``get_executor()``); results and witnesses are identical to the serial ones.
 
     Returns
     -------
@@ -98,13 +128,17 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     """
     mech = as_input_mechanism(mechanism, neighbors)
     Kop, err = compose_with_error(K)
-    return amplify_operator(mech, Kop, err, delta=delta, inputs=inputs)
+    return amplify_operator(mech, Kop, err, delta=delta, inputs=inputs, progress=progress, executor=executor)
 
 
 def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductError, *, delta=None,
-                      inputs=None) -> AmplificationReport:
+                      inputs=None, progress=None, executor=None) -> AmplificationReport:
     """:func:`amplify` for a normalised input and an operator whose rounding error is ``err``."""
+    progress, executor = check_progress(progress), check_executor(executor)
+    run = {"progress": progress, "executor": executor}
     profile = mech.profile
+    if isinstance(profile, ExactProfile) and (progress is not None or executor is not None):
+        profile = profile.using(**run)
     err_m = EXACT
     if mech.kind == "finite":
         err_m = operator_error(mech.matrix)
@@ -116,15 +150,24 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
     Kr = Kop.restrict(used) if used != Kop.inputs else Kop
     adj = Adjust(err, Kr.shape[1])
 
-    dob, doe, ult = dobrushin(Kr), doeblin(Kr), ultra_mixing(Kr)
-    ldp = ldp_guarantee(Kr)
+    dob, doe, ult = dobrushin(Kr, **run), doeblin(Kr), ultra_mixing(Kr)
+    ldp = ldp_guarantee(Kr, **run)
     g_tv, g_doe, g_ult = adj.tv(dob.gamma), adj.doeblin(doe.gamma), adj.ultra(ult.gamma)
-    coeffs = Coefficients(dob, doe, ult, adj.pure_epsilon(ldp.epsilon), len(used), g_tv, g_doe, g_ult, err)
+    coeffs = Coefficients(dob, doe, ult, adj.pure_epsilon(ldp.epsilon), Kr.shape[0], g_tv, g_doe, g_ult, err)
     raw_cache: dict[float, float] = {}
+    witnesses: list[tuple[np.ndarray, np.ndarray]] = []  # rows of pairs that attained a coefficient
+
+    def remember(res) -> None:
+        if res.pair is not None and len(witnesses) < _WITNESSES and not any(w[2] == res.pair for w in witnesses):
+            witnesses.append((Kr.row(res.pair[0]), Kr.row(res.pair[1]), res.pair))
+
+    remember(dob)
 
     def raw_at(order: float) -> float:
         if order not in raw_cache:
-            raw_cache[order] = dobrushin(Kr, epsilon=order).gamma
+            res = dobrushin(Kr, epsilon=order, **run)
+            raw_cache[order] = res.gamma
+            remember(res)
         return raw_cache[order]
 
     def dob_at(order: float) -> float:
@@ -139,13 +182,20 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
     else:
         points = profile_points(profile, target, [g_tv, g_doe, g_ult])
     # all Theorem 1(2) orders at once: one pass over the pairs of K (dobrushin_curve)
-    orders = sorted({adj.raw_order(hockey_stick_order(e, d)) for e, d in points} - set(raw_cache))
-    if orders:
-        raw_cache.update(zip(orders, (float(g) for g in dobrushin_curve(Kr, orders))))
+    # a profile's Theorem 1(1)/(2) are curves (below): its points only feed the Doeblin and ultra-mixing clauses
+    pointwise = mech.kind in ("dp", "points")
+    orders = sorted({adj.raw_order(hockey_stick_order(e, d)) for e, d in points} - set(raw_cache)) if pointwise \
+        else []
+    if 0 < len(orders) <= _WITNESSES:  # one coefficient each (in ascending order: as the curve), with its pair
+        for o in orders:
+            raw_at(o)
+    elif orders:
+        raw_cache.update(zip(orders, (float(g) for g in dobrushin_curve(Kr, orders, **run))))
     t1 = {name: [] for name in BOUND_SOURCES[:4]}
     for e, d in points:
         t1["theorem1.dobrushin"].append(theorem1_dobrushin(e, d, g_tv))
-        t1["theorem1.hockey_stick"].append(theorem1_hockey_stick(e, d, dob_at(hockey_stick_order(e, d))))
+        if pointwise:
+            t1["theorem1.hockey_stick"].append(theorem1_hockey_stick(e, d, dob_at(hockey_stick_order(e, d))))
         t1["theorem1.doeblin"].extend(doeblin_frontier(e, d, g_doe, num=_FRONTIER_POINTS))
         t1["theorem1.ultra_mixing"].append(theorem1_ultra_mixing(e, d, g_ult))
     for name, bs in t1.items():
@@ -176,18 +226,46 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
         order = hockey_stick_order(e, alpha)
         return theorem1_hockey_stick(e, alpha, dob_at(order), source=name, gamma_epsilon=order)
 
+    def dob_bounds(order: float) -> tuple[float, float]:
+        """Upper and lower bounds of ``dob_at(order)`` from the orders computed so far: the coefficient is
+        non-increasing in its order, so the value at the nearest computed order below (above) bounds it from
+        above (below); 1 and 0 when there is none."""
+        def below(o: float) -> float:
+            known = [k for k in raw_cache if k <= o]
+            return raw_cache[max(known)] if known else 1.0
+
+        def above(o: float) -> float:
+            known = [k for k in raw_cache if k >= o]
+            return max(raw_cache[min(known)] if known else 0.0, _pairs_lower(witnesses, o))
+        return adj.hockey(below, order), adj.hockey(above, order)
+
+    def tight_quick(e: float, d: float, name: str = "tight"):
+        """Settle a bisection step of the tight bound without a new coefficient of K when the bounds of
+        ``dob_bounds`` decide it (Theorem 1(2) holds with any gamma at least K's coefficient at the order)."""
+        alpha = min(float(profile.delta(e)), 1.0)
+        order = hockey_stick_order(e, alpha)
+        up, low = dob_bounds(order)
+        held = theorem1_hockey_stick(e, alpha, up, source=name, gamma_epsilon=order)
+        if held.delta <= d:
+            return held
+        if theorem1_hockey_stick(e, alpha, low, source=name, gamma_epsilon=order).delta > d:
+            return False
+        return None
+
     # at eps' = epsilon_M(d) the input itself has alpha <= d, so tight <= alpha <= d there
     sources.append(CurveSource("tight", tight, upper=lambda d: first_finite(lambda: profile.epsilon(d),
-                                                                               lambda: ldp_bracket(d))))
+                                                                               lambda: ldp_bracket(d)),
+                               quick=tight_quick))
     if mech.kind in ("profile", "finite"):
         sources[1] = CurveSource("theorem1.hockey_stick", lambda e: tight(e, "theorem1.hockey_stick"),
-                                  upper=lambda d: profile.epsilon(d))
+                                  upper=lambda d: profile.epsilon(d),
+                                  quick=lambda e, d: tight_quick(e, d, "theorem1.hockey_stick"))
 
     # ---- exact profile of the finite pipeline
     exact_bound = None
     if mech.kind == "finite":
         P, err_p = multiply(mech.matrix, err_m, Kop, err)
-        exact_prof = privacy_profile(P, mech.neighbors)
+        exact_prof = privacy_profile(P, mech.neighbors, **run)
         adj_p = Adjust(err_p, P.shape[1])
 
         def exact_delta(e: float) -> float:

@@ -45,14 +45,21 @@ class PairSource:
 
 
 class CurveSource:
-    """A guarantee at every eps' (``make(eps') -> Bound``), searched by bisection for a delta."""
+    """A guarantee at every eps' (``make(eps') -> Bound``), searched by bisection for a delta.
+
+    ``quick(eps', delta)``, when given, may settle a bisection step without the costly ``make``: a certified
+    Bound with ``delta' <= delta`` (the step holds), False (it provably fails) or None (unknown: ``make`` is
+    called). A quick answer only replaces a step whose exact answer it implies, so the search visits the same
+    eps' and returns the same epsilon'; the bound returned is ``make``'s at that epsilon'."""
 
     def __init__(self, name: str, make: Callable[[float], Bound],
-                 upper: Callable[[float], float], epsilon_for: Callable[[float], float] | None = None):
+                 upper: Callable[[float], float], epsilon_for: Callable[[float], float] | None = None,
+                 quick: Callable[[float, float], Bound | bool | None] | None = None):
         self.name = name
         self._make = make
         self._upper = upper
         self._epsilon_for = epsilon_for
+        self._quick = quick
         self._cache: dict[float, Bound] = {}
 
     def __repr__(self) -> str:
@@ -63,9 +70,15 @@ class CurveSource:
             self._cache[eps] = self._make(eps)
         return self._cache[eps]
 
-    def _holds(self, eps: float, delta: float) -> Bound | None:
+    def _holds(self, eps: float, delta: float, quick: bool = False) -> Bound | None:
         if not math.isfinite(eps):
             return None
+        if quick and self._quick is not None and eps not in self._cache:
+            q = self._quick(eps, delta)
+            if q is False:
+                return None
+            if q is not None:
+                return q
         b = self.bound_at_epsilon(eps)
         return b if b.delta <= delta else None
 
@@ -87,11 +100,13 @@ class CurveSource:
         lo = 0.0
         while hi - lo > max(BISECTION_ATOL, BISECTION_RTOL * hi):
             mid = 0.5 * (lo + hi)
-            cand = self._holds(mid, delta)
+            cand = self._holds(mid, delta, quick=True)
             if cand is None:
                 lo = mid
             else:
                 hi, hit = mid, cand
+        if hi not in self._cache:  # a quick certificate: the exact bound there (kept if rounding disagrees)
+            hit = self._holds(hi, delta) or hit
         return hit
 
 

@@ -1,22 +1,25 @@
 """The exact privacy profile of a finite mechanism: :func:`privacy_profile` builds an
 :class:`ExactProfile`, ``delta(eps) = max over neighbouring (u, u') of D_{e^eps}(M_u || M_u')``
 (the profile of Balle, Barthe, Gaboardi 2018 that Theorem 1 of Balle, Barthe, Gaboardi, Geumlek
-2019 consumes), from the outcomes of each pair sorted once by log-likelihood ratio.
+2019 consumes), from the outcomes of each pair sorted by log-likelihood ratio.
 
-Every delta is an upper bound of the exact value, rounded UP past its floating-point error (the
-error model is in :func:`privacy_profile`).
+Pairs are streamed by blocks (:mod:`._exact_stream`): nothing per pair is stored but a few numbers per
+unit of consecutive pairs (a certified upper bound of their curves), so later queries recompute only the
+pairs that can attain the maximum. Every delta is an upper bound of the exact value, rounded UP past
+its floating-point error (the error model is in :func:`privacy_profile`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_epsilon, round_up_array
-from ..operators import as_operator
+from .._numerics import (UNIT_ROUNDOFF, check_epsilon, check_executor, check_memory, check_progress, map_blocks,
+                         round_up_array)
+from ..operators import StructuredOperator, as_operator, row_source
+from . import _exact_stream as st
 from .neighbors import neighbor_pairs
 from .dominating import DominatingPair
 from .profiles import PrivacyProfile
@@ -28,102 +31,158 @@ class ExactProfile(PrivacyProfile):
     """Exact privacy profile of a finite mechanism (a row-stochastic matrix; ``exact=True``).
 
     Built by :func:`privacy_profile`. ``labels`` are the mechanism's input labels,
-    ``pairs`` the ``(k, 2)`` index pairs of neighbours considered (both directions).
+    ``pairs`` the ``(k, 2)`` index pairs of neighbours considered (both directions; built on request).
     """
 
-    __slots__ = ("labels", "pairs", "_rows", "_a", "_pre_u", "_pre_v", "_suf_u", "_suf_v",
-                 "_llr_err", "_inf_u", "_inf_v", "_m", "_row_dev")
+    __slots__ = ("labels", "_neighbors", "_space", "_data", "_cols", "_llr_err", "_m", "_row_dev", "_unit",
+                 "_block", "_logs", "_unit_top", "_grid", "_state", "_executor", "_progress")
 
     def __init__(self, **state: Any) -> None:
         super().__init__(self._eval_max, name=state.pop("name"), source=state.pop("source"), exact=True,
                          pure_epsilon=state.pop("pure_epsilon"))
         for key, value in state.items():
-            if isinstance(value, np.ndarray):
+            if isinstance(value, np.ndarray) and key not in ("_data", "_logs"):
                 value.setflags(write=False)
             object.__setattr__(self, key, value)
         object.__setattr__(self, "_pair", self._roc_pair)
 
-    def _roc_pair(self) -> DominatingPair:
-        """The exact dominating pair: the upper concave hull of the ROC points ``(Q(S), P(S))`` of every
-        ordered neighbouring pair, S ranging over the prefix sets in likelihood-ratio order.
+    @property
+    def pairs(self) -> np.ndarray:
+        """The ``(k, 2)`` index pairs of neighbours (both directions), materialised on request."""
+        check_memory(16.0 * 2 * self._space.count, f"the list of {2 * self._space.count} neighbour pairs",
+                     hint="the profile itself never lists them")
+        return neighbor_pairs(self.labels, self._neighbors)
 
-        Derivation: ``H_a(M_u || M_v) = max_S M_u(S) - a M_v(S)`` for every ``a > 0`` (negative eps
-        included), attained at the set of outcomes whose ratio exceeds ``a``, a prefix of the pair's
-        sorted order (``(u, v)``: prefixes, ``(v, u)``: suffixes). So the profile's curve over every real
-        eps is ``max`` over all these points of ``b - a s``, which only depends on their upper hull,
-        and the hull's chain is a pair with exactly that curve (:meth:`DominatingPair.from_roc`).
-        Rows are normalised (a stored row stands for its normalised row). Rounding: with computed
-        log-ratios within ``d = llr_err`` of the exact ones, the computed order is exact for ``q~_y =
-        p_y e^{-llr~_y}`` and ``q_y >= e^{-d} q~_y``, so ``H_a(p || q) <= max_k P_k - a e^{-2d} Q_k``: each
-        point's s is deflated by ``2d`` relative; the prefix sums and the normalisation by ``(2m + 8) u``
-        relative more (s down, b up; b capped at 1). Every true value therefore lies below the pair's
-        curve, which equals the profile up to these relative roundings.
+    def using(self, *, executor: Any = None, progress: bool | None = None) -> ExactProfile:
+        """The same profile (sharing its data and pruning summaries) whose later computations run on
+        ``executor`` with ``progress`` (see :func:`privacy_profile`); values and witnesses are unchanged.
+
+        >>> prof = privacy_profile([[0.75, 0.25], [0.25, 0.75]]).using(progress=False)
+        >>> round(prof.delta(0.0), 6)
+        0.5
         """
-        m, u = self._m, UNIT_ROUNDOFF
-        rel = (2 * m + 8) * u
-        tot_u, tot_v = self._pre_u[:, m:], self._pre_v[:, m:]
-        shrink = (1.0 - rel) * (1.0 - 2.0 * self._llr_err) * (1.0 - 2 * u)
-        s = np.concatenate([(self._pre_v / tot_v).ravel(), (self._suf_u / tot_u).ravel()]) * shrink
-        b = np.concatenate([(self._pre_u / tot_u).ravel(), (self._suf_v / tot_v).ravel()]) * (1.0 + rel)
-        s = np.maximum(np.nextafter(s, -np.inf), 0.0)
-        b = np.minimum(np.where(b > 0, np.nextafter(b, np.inf), 0.0), 1.0)
-        return DominatingPair.from_roc(s, b, name=self.name, exact=True)
+        state = {key: getattr(self, key) for key in ExactProfile.__slots__}
+        state.update(_executor=check_executor(executor), _progress=check_progress(progress))
+        return ExactProfile(name=self.name, source=self.source, pure_epsilon=self.pure_epsilon, **state)
 
-    def _values(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per unordered pair (rows) and eps (columns): upper bounds of ``D_{e^eps}(M_u || M_v)``
-        and ``D_{e^eps}(M_v || M_u)``. See :func:`privacy_profile` for the error model."""
-        nrows, E = self._rows.shape[0], eps.size
-        vu, vv = np.empty((nrows, E)), np.empty((nrows, E))
-        inf = np.isinf(eps)
-        vu[:, inf] = self._inf_u[:, None]
-        vv[:, inf] = self._inf_v[:, None]
-        e = eps[~inf]
-        if e.size:
-            fin = ~inf
-            d = self._llr_err
-            left_q = np.concatenate([-e, -(e + d), -(e - d)])
-            right_q = np.concatenate([e, e + d, e - d])
-            # a[r] ascending: count(llr > t) = count(a < -t) = searchsorted(a, -t, "left")
-            if nrows * self._m * left_q.size <= 1 << 15:  # small: one broadcast comparison
-                L = np.count_nonzero(self._a[:, None, :] < left_q[None, :, None], axis=2)
-                R = np.count_nonzero(self._a[:, None, :] <= right_q[None, :, None], axis=2)
+    # ------------------------------------------------------------------ blocks of pairs
+    def _local(self) -> bool:
+        ex = self._executor
+        return ex is not None and "Thread" not in type(ex).__name__
+
+    def _tasks_range(self, eps: np.ndarray | None, units: int | None, scan: bool = False, live: list | None = None):
+        """Kernel tasks over all pairs, in pair order (blocks of whole units)."""
+        sp, bp = self._space, self._block
+        for p0 in range(0, sp.count, bp):
+            p1 = min(sp.count, p0 + bp)
+            i, j = sp.pairs(p0, p1)
+            data, rows, li, lj = st._task(self._data, self._logs, i, j, self._local())
+            starts = np.arange(0, p1 - p0, self._unit)
+            if scan:
+                yield data, rows, li, lj, self._cols, starts
             else:
-                L = np.empty((nrows, 3 * e.size), dtype=np.intp)
-                R = np.empty((nrows, 3 * e.size), dtype=np.intp)
-                for r in range(nrows):
-                    L[r] = np.searchsorted(self._a[r], left_q, side="left")
-                    R[r] = np.searchsorted(self._a[r], right_q, side="right")
-            n = e.size
-            vu[:, fin] = self._direction(self._pre_u, self._pre_v, L[:, :n], L[:, n:2 * n], L[:, 2 * n:], e)
-            vv[:, fin] = self._direction(self._suf_v, self._suf_u, R[:, :n], R[:, n:2 * n], R[:, 2 * n:], e)
-        return vu, vv
+                yield (data, rows, li, lj, p0, self._cols, self._llr_err, self._m, eps,
+                       None if units is None else (starts, units), self._class_cap() if live and live[0] else 0)
 
-    def _direction(self, num: np.ndarray, den: np.ndarray, k: np.ndarray, k_lo: np.ndarray,
-                   k_hi: np.ndarray, e: np.ndarray) -> np.ndarray:
-        """``[P_S - e^eps Q_S]_+`` over the computed set S (index k into the partial sums ``num``,
-        ``den``), made an upper bound of the exact divergence up to one final relative rounding
-        (applied by the caller after the maximum; rounding up is monotone, so it commutes with it);
-        ``k_lo``/``k_hi`` index the band of outcomes whose computed log-ratio is within
-        ``llr_err`` of eps."""
-        u, m = UNIT_ROUNDOFF, self._m
-        offs = (np.arange(k.shape[0]) * (m + 1))[:, None]
-        flat_num, flat_den = num.ravel(), den.ravel()
-        P, Q = flat_num[k + offs], flat_den[k + offs]
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            logQ = np.log(Q)  # -inf where Q = 0
-            cQ = np.exp(e + logQ)  # 0 where Q = 0, inf on overflow
-            shrink = 1.0 - u * (2.0 * e + 10.0 * np.abs(np.where(Q > 0, logQ, 0.0)) + m + 16)
-            # relative shrink for normal results; in the subnormal range exp and the product each round by
-            # up to one absolute unit 2^-1074 that no relative factor covers, so subtract two of them
-            B = np.maximum(cQ * np.maximum(shrink, 0.0) - 2.0 * SMALLEST_SUBNORMAL, 0.0)
-            B[shrink <= 0] = 0.0  # no usable lower bound of e^eps Q: drop it (also avoids inf * 0)
-            X = np.maximum(P * (1.0 + (m + 4) * u) - B, 0.0)
-        # X is exact up to one relative rounding of the subtraction (covered by the caller's round-up)
-        band = k_hi != k_lo
-        if np.any(band):
-            hi, lo = flat_num[(k_hi + offs)[band]], flat_num[(k_lo + offs)[band]]
-            X[band] += 2.0 * self._llr_err * (np.abs(hi - lo) + (m + 2) * u * hi)
-        return X
+    def _class_cap(self) -> int:
+        """At most this many classes of identical pairs are kept (their sorted data within CLASS_BYTES)."""
+        return int(min(st.CLASS_LIMIT, st.CLASS_BYTES // (40 * (self._m + 1))))
+
+    def _tasks_at(self, pidx: np.ndarray, eps: np.ndarray):
+        for k in range(0, pidx.size, self._block):
+            sel = pidx[k:k + self._block]
+            i, j = self._space.at(sel)
+            data, rows, li, lj = st._task(self._data, self._logs, i, j, self._local())
+            yield data, rows, li, lj, sel, self._cols, self._llr_err, self._m, eps
+
+    def _map(self, fn, tasks, total: int, desc: str):
+        return map_blocks(fn, tasks, executor=self._executor, total=total, desc=desc, unit="pairs",
+                          progress=self._progress, weight=lambda t: int(t[2].size))
+
+    # ------------------------------------------------------------------ evaluation
+    def _query(self, eps: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per eps: the largest computed ``D(M_u || M_v)`` over pairs and the first pair attaining it, and the
+        same for ``D(M_v || M_u)``. The first query streams every pair (and keeps the unit summaries);
+        later ones recompute only the units whose certified upper bound reaches a computed value."""
+        if "summary" not in self._state:
+            return self._first_pass(eps)
+        if "classes" in self._state:  # few classes of identical pairs: their representatives only
+            reps, data = self._state["classes"]
+            vu, vv = st._values(data, eps, self._llr_err, self._m)
+            ru, rv = np.argmax(vu, axis=0), np.argmax(vv, axis=0)
+            cols = np.arange(eps.size)
+            return vu[ru, cols], reps[ru], vv[rv, cols], reps[rv]
+        U = self._unit_top.size
+        chunk = max(1, (1 << 22) // max(U, 1))
+        parts = [self._pruned(eps[k:k + chunk]) for k in range(0, eps.size, chunk)]
+        return tuple(np.concatenate([p[c] for p in parts]) for c in range(4))
+
+    def _first_pass(self, eps: np.ndarray) -> tuple[np.ndarray, ...]:
+        G = self._grid.size
+        allq = np.concatenate([self._grid, [math.inf], eps])
+        best = _Best(allq.size)
+        unit_parts = []
+        classes: dict | None = {}
+        count = 0
+        live = [True]  # classes still possible: later blocks skip them once abandoned (values never depend on it)
+        for part in self._map(st._kernel, self._tasks_range(allq, G + 1, live=live), self._space.count,
+                              "exact profile"):
+            best.add(*part[:4])
+            unit_parts.append(part[4])
+            if classes is not None and part[5] is None:
+                classes = live[0] = None
+            elif classes is not None:
+                for key, idx, raw in part[5]:
+                    known = classes.setdefault(key, [])
+                    if not any(raw == raw0 for _, raw0 in known):  # bit-identical: the same class
+                        known.append((idx, raw))
+                        count += 1
+                if count > self._class_cap():
+                    classes = live[0] = None
+        if classes is not None:  # representatives in pair order: the first of each class
+            found = sorted((item for group in classes.values() for item in group), key=lambda t: t[0])
+            reps = np.array([idx for idx, _ in found], dtype=np.int64)
+            stacked = st._unpack_classes([raw for _, raw in found], self._m)
+            self._state["classes"] = (reps, stacked)
+        summary = np.concatenate(unit_parts, axis=0)
+        summary.setflags(write=False)
+        self._state["summary"] = summary
+        return tuple(x[G + 1:] for x in best.result())
+
+    def _pruned(self, eps: np.ndarray) -> tuple[np.ndarray, ...]:
+        summary, E = self._state["summary"], eps.size
+        G = self._grid.size
+        unit_pure = self._state["unit_pure"]
+        ub = np.empty((summary.shape[0], E))
+        step = float(self._grid[1] - self._grid[0])
+        for k, e in enumerate(eps):
+            if math.isinf(e):
+                ub[:, k] = summary[:, G]  # the computed values at eps = inf are exact; no rounding to cover
+            else:
+                ub[:, k] = st.chord_upper(self._grid, summary[:, :G], unit_pure, float(e),
+                                          st.value_margin(float(e), self._llr_err, self._m, step))
+        best = _Best(E)
+        first = np.unique(np.argmax(ub, axis=0))  # the most promising unit of each eps: a computed value
+        pidx = self._unit_pairs(first)
+        for part in self._map(st._kernel_at, self._tasks_at(pidx, eps), pidx.size, "exact profile (pruned)"):
+            best.add(*part)
+        vstar = np.maximum(best.vu, best.vv)
+        # units that may reach the computed value (or may be positive when it is 0) are recomputed
+        need = np.where(vstar > 0, ub >= vstar, ub > 0).any(axis=1)
+        need[first] = False
+        pidx = self._unit_pairs(np.flatnonzero(need))
+        if pidx.size:
+            for part in self._map(st._kernel_at, self._tasks_at(pidx, eps), pidx.size, "exact profile (pruned)"):
+                best.add(*part)
+        return best.result()
+
+    def _unit_pairs(self, units: np.ndarray) -> np.ndarray:
+        """The pair indices of the given units (ascending)."""
+        unit, count = self._unit, self._space.count
+        if units.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        idx = (units.astype(np.int64)[:, None] * unit + np.arange(unit)[None, :]).ravel()
+        return idx[idx < count]
 
     def _eval_max(self, eps: np.ndarray) -> np.ndarray:
         """The profile of the row-normalised mechanism. Stored rows whose sums are off 1 by more than rounding
@@ -143,51 +202,120 @@ class ExactProfile(PrivacyProfile):
         return round_up_array(out / (1.0 - rho), 4, upper=1.0)
 
     def _eval_stored(self, eps: np.ndarray) -> np.ndarray:
-        out = np.empty(eps.size)
-        step = max(1, (1 << 20) // max(1, self._rows.shape[0]))  # bounds the (pairs x eps) temporaries
-        for start in range(0, eps.size, step):
-            vu, vv = self._values(eps[start:start + step])
-            out[start:start + step] = np.maximum(vu.max(axis=0), vv.max(axis=0))
+        uniq, back = np.unique(eps, return_inverse=True)
+        bu, _, bv, _ = self._query(uniq)
         # the subtraction in X and the band addition each add one relative rounding
-        return round_up_array(out, 6, upper=1.0)
+        return round_up_array(np.maximum(bu, bv), 6, upper=1.0)[back.ravel()]
 
     def witness(self, epsilon: float) -> tuple:
         """The neighbouring pair ``(u, u')`` of input labels attaining ``delta(epsilon)``
-        (some pair attaining the maximum of the computed bounds; any pair when delta is 0).
+        (the first pair in input order attaining the maximum of the computed bounds; the first pair when
+        delta is 0).
 
         >>> prof = privacy_profile([[0.75, 0.25], [0.5, 0.5]], neighbors=None)
         >>> prof.witness(0.1)  # D(M_1 || M_0) = 0.5 - e^0.1 0.25 beats D(M_0 || M_1)
         (1, 0)
         """
         eps = check_epsilon(epsilon)
-        vu, vv = self._values(np.array([eps]))
-        ru, rv = int(np.argmax(vu[:, 0])), int(np.argmax(vv[:, 0]))
-        i, j = self._rows[ru] if vu[ru, 0] >= vv[rv, 0] else self._rows[rv][::-1]
-        return (self.labels[int(i)], self.labels[int(j)])
+        bu, iu, bv, iv = (x[0] for x in self._query(np.array([eps])))
+        if bu <= 0.0 and bv <= 0.0:
+            i, j = self._space.at(np.array([0]))
+        elif bu >= bv:
+            i, j = self._space.at(np.array([iu]))
+        else:
+            j, i = self._space.at(np.array([iv]))
+        return (self.labels[int(i[0])], self.labels[int(j[0])])
+
+    def _roc_pair(self) -> DominatingPair:
+        """The exact dominating pair: the upper concave hull of the ROC points ``(Q(S), P(S))`` of every
+        ordered neighbouring pair, S ranging over the prefix sets in likelihood-ratio order.
+
+        Derivation: ``H_a(M_u || M_v) = max_S M_u(S) - a M_v(S)`` for every ``a > 0`` (negative eps
+        included), attained at the set of outcomes whose ratio exceeds ``a``, a prefix of the pair's
+        sorted order (``(u, v)``: prefixes, ``(v, u)``: suffixes). So the profile's curve over every real
+        eps is ``max`` over all these points of ``b - a s``, which only depends on their upper hull,
+        and the hull's chain is a pair with exactly that curve (:meth:`DominatingPair.from_roc`).
+        Rows are normalised (a stored row stands for its normalised row). Rounding: with computed
+        log-ratios within ``d = llr_err`` of the exact ones, the computed order is exact for ``q~_y =
+        p_y e^{-llr~_y}`` and ``q_y >= e^{-d} q~_y``, so ``H_a(p || q) <= max_k P_k - a e^{-2d} Q_k``: each
+        point's s is deflated by ``2d`` relative; the prefix sums and the normalisation by ``(2m + 8) u``
+        relative more (s down, b up; b capped at 1). Every true value therefore lies below the pair's
+        curve, which equals the profile up to these relative roundings. Streamed: each block of pairs
+        is reduced to its exact hull, and the hull of the union of the blocks' hulls is the hull of all.
+        """
+        tasks = ((data, rows, li, lj, self._cols, self._llr_err, self._m)
+                 for data, rows, li, lj, *_ in self._tasks_range(None, None))
+        hs, hb = [], []
+        for s, b in self._map(st._roc_kernel, tasks, self._space.count, "dominating pair"):
+            hs.append(s)
+            hb.append(b)
+        return DominatingPair.from_roc(np.concatenate(hs), np.concatenate(hb), name=self.name, exact=True)
 
 
-def _row_chunks(n_rows: int, m: int, budget: int = 1 << 17) -> Iterable[slice]:
-    step = max(1, budget // max(m, 1))
-    for start in range(0, n_rows, step):
-        yield slice(start, min(n_rows, start + step))
+class _Best:
+    """Running per-eps maxima of the two directions with the first pair index attaining each."""
+
+    def __init__(self, E: int) -> None:
+        self.vu, self.vv = np.full(E, -math.inf), np.full(E, -math.inf)
+        self.iu, self.iv = np.zeros(E, dtype=np.int64), np.zeros(E, dtype=np.int64)
+
+    def add(self, vu, iu, vv, iv) -> None:
+        for val, idx, side in ((vu, iu, "u"), (vv, iv, "v")):
+            cur, cur_i = getattr(self, "v" + side), getattr(self, "i" + side)
+            take = (val > cur) | ((val == cur) & (idx < cur_i))
+            cur[take], cur_i[take] = val[take], idx[take]
+
+    def result(self) -> tuple[np.ndarray, ...]:
+        return self.vu, self.iu, self.vv, self.iv
 
 
-def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -> ExactProfile:
+def _prepare(op, space: st.PairSpace, data) -> dict:
+    """Rows passes (kept columns, ``llr_err``, row sums) and the cheap pair pass (per unit: largest log-ratio)."""
+    used = space.used_rows()
+    n_out = op.shape[1]
+    step = max(1, (st.BLOCK_ENTRIES * 4) // max(n_out, 1))
+    keep = np.zeros(n_out, dtype=bool)
+    for k in range(0, used.size, step):
+        keep |= st._row_kernel((data, used[k:k + step]))
+    cols = None if keep.all() else np.flatnonzero(keep)
+    m = int(keep.sum())
+    big, sums = 0.0, []
+    for k in range(0, used.size, step):
+        b, s = st._row_stats_kernel((data, used[k:k + step], cols))
+        big = max(big, b)
+        sums.append(s)
+    return {"cols": cols, "m": m, "big": big, "sums": np.concatenate(sums)}
+
+
+def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None, progress: bool | None = None,
+                    executor: Any = None) -> ExactProfile:
     """Exact privacy profile of a finite mechanism: ``delta(eps) = max over neighbouring (u, u')
     of D_{e^eps}(M_u || M_u')`` (both orders of every pair count).
 
-    ``M`` is a :class:`~chainamp.operators.MarkovOperator` or a row-stochastic matrix (rows =
-    data values, columns = outputs: a numpy array, a scipy.sparse matrix or nested lists, checked
-    as ``MarkovOperator(M)`` does); ``neighbors`` is None (all pairs: local DP, so this is an
-    LDP audit of any channel), a networkx Graph over M's input labels, or a list of label pairs.
+    ``M`` is a :class:`~chainamp.operators.MarkovOperator` (a dask-backed one is read by row blocks) or a
+    row-stochastic matrix (rows = data values, columns = outputs: a numpy array, a scipy.sparse matrix or
+    nested lists, checked as ``MarkovOperator(M)`` does); ``neighbors`` is None (all pairs: local DP, so
+    this is an LDP audit of any channel), a networkx Graph over M's input labels, or a list of label pairs.
+    ``progress`` (None: a tqdm bar after 2 s; True; False) and ``executor`` (None: serial, or any
+    ``concurrent.futures.Executor``) apply to this call and to every later query of the profile; blocks of
+    pairs are combined in pair order, so values and witnesses are identical serially and in parallel.
 
-    Method: for each unordered pair the outcomes are sorted once by the log-likelihood ratio
+    Method: for each unordered pair the outcomes are sorted by the log-likelihood ratio
     ``l_y = log M_u(y) - log M_u'(y)``; with partial sums ``P, Q`` of ``M_u, M_u'`` in that order,
-    ``D_{e^eps}(M_u || M_u') = P_k - e^eps Q_k`` where k counts the outcomes with ``l_y > eps``
-    (a prefix), and the reverse direction is the matching suffix. Each eps then costs a binary
-    search per pair. Memory: ``40 * outputs`` bytes per unordered pair, kept for later queries
-    (about 200 MB for 100 inputs x 1000 outputs, all pairs). Outputs no compared row can
-    produce are dropped first.
+    ``D_{e^eps}(M_u || M_u')= P_k - e^eps Q_k`` where k counts the outcomes with ``l_y > eps``
+    (a prefix), and the reverse direction is the matching suffix. Outputs no compared row can
+    produce are dropped first. Memory: pairs are streamed by blocks of about ``2^18`` pair-outcome
+    entries (all pairs are enumerated by index, never listed); every requested eps is evaluated in the
+    same pass. The first query streams every pair and keeps, per unit of consecutive pairs (at most
+    ``2^18`` units), the maximum of the computed values on a grid of 33 eps in ``[0, largest log-ratio]``
+    and at ``eps = inf``. A later query recomputes only the units whose certified upper bound reaches a
+    computed value: the curve ``H_a`` is convex and non-increasing in ``a = e^eps``, so between grid points it
+    lies below the chord of the grid values (weights rounded outward, values raised by 8 units of
+    rounding) plus the largest amount a computed value can exceed the exact one (``value_margin``), and
+    it is 0 past the unit's pure level. A skipped unit's values are therefore below the maximum: the
+    result and the witness are those of the full scan. Pairs whose sorted data are bit-identical (k-RR:
+    all of them) form a class; when the classes' data fit in 32 MiB, later queries evaluate one
+    representative per class (the first pair of the class, so witnesses are unchanged) instead.
 
     Rounding (all toward larger delta): computed log-ratios are within
     ``llr_err = 32 u max|log M(y)|`` of the exact ones (``u = 2^-53``; this allows 4-ulp
@@ -207,59 +335,72 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None) -
     >>> round(prof.delta(0.0), 6), round(prof.pure_epsilon, 6)
     (0.5, 1.098612)
     """
+    progress = check_progress(progress)
+    executor = check_executor(executor)
     op = as_operator(M, "M")
+    if isinstance(op, StructuredOperator):  # per orbit of neighbouring pairs, never densified (.structured)
+        from .structured import structured_profile
+        return structured_profile(op, neighbors, name)
     labels = op.inputs
-    pairs = neighbor_pairs(labels, neighbors)
-    rows = pairs[pairs[:, 0] < pairs[:, 1]]
-    P = np.asarray(op.matrix, dtype=float)
-    used = np.unique(rows)
-    P = P[:, np.any(P[used] > 0, axis=0)]
-    m = P.shape[1]
-    pos = P[used][P[used] > 0]
-    llr_err = 32.0 * UNIT_ROUNDOFF * float(np.max(np.abs(np.log(pos))))
-    nrows = rows.shape[0]
-    a = np.empty((nrows, m))
-    pre_u, pre_v, suf_u, suf_v = (np.zeros((nrows, m + 1)) for _ in range(4))
-    inf_u, inf_v = np.empty(nrows), np.empty(nrows)
-    top = -math.inf
-    with np.errstate(divide="ignore"):
-        logP = np.log(P)
-    for sl in _row_chunks(nrows, m):
-        ri, rj = rows[sl, 0], rows[sl, 1]
-        with np.errstate(invalid="ignore"):
-            neg = logP[rj] - logP[ri]  # -log(M_u/M_v); NaN where both vanish
-        neg[np.isnan(neg)] = 0.0
-        order = np.argsort(neg, axis=1)
-        a[sl] = np.take_along_axis(neg, order, axis=1)
-        ps, qs = P[ri[:, None], order], P[rj[:, None], order]
-        np.cumsum(ps, axis=1, out=pre_u[sl, 1:])
-        np.cumsum(qs, axis=1, out=pre_v[sl, 1:])
-        np.cumsum(ps[:, ::-1], axis=1, out=suf_u[sl, m - 1::-1])
-        np.cumsum(qs[:, ::-1], axis=1, out=suf_v[sl, m - 1::-1])
-        # outcomes only M_u produces sort first (a = -inf), only M_v produces last (a = +inf)
-        n_lo = np.count_nonzero(a[sl] == -math.inf, axis=1)
-        n_hi = np.count_nonzero(a[sl] == math.inf, axis=1)
-        idx = np.arange(n_lo.size)
-        inf_u[sl] = round_up_array(pre_u[sl][idx, n_lo], m, upper=1.0)
-        inf_v[sl] = round_up_array(suf_v[sl][idx, m - n_hi], m, upper=1.0)
-        if np.any(n_lo > 0) or np.any(n_hi > 0):
-            top = math.inf
-        elif top < math.inf:  # largest finite log-ratio, either direction
-            top = max(top, float(np.max(-a[sl, 0])), float(np.max(a[sl, m - 1])))
-    sums = np.asarray(P[used].sum(axis=1), dtype=float)
+    if neighbors is None:
+        if len(labels) < 2:
+            neighbor_pairs(labels, None)  # raises: the relation is empty
+        space = st.PairSpace(len(labels))
+    else:
+        pairs = neighbor_pairs(labels, neighbors)
+        space = st.PairSpace(len(labels), pairs[pairs[:, 0] < pairs[:, 1]])
+    n_out = op.shape[1]
+    data = row_source(op)
+    if data is None:
+        check_memory(8.0 * op.shape[0] * n_out, f"the dense {op.shape[0]} x {n_out} mechanism matrix")
+        data = np.asarray(op.matrix, dtype=float)
+    prep = _prepare(op, space, data)
+    m, cols = prep["m"], prep["cols"]
+    logs = None
+    if isinstance(data, np.ndarray):  # in memory: the kept columns and the logarithms once (log is elementwise)
+        check_memory(8.0 * op.shape[0] * max(m, 1) * (1 if cols is None else 2),
+                     f"the logarithms of the {op.shape[0]} x {m} mechanism")
+        if cols is not None:
+            data, cols = np.ascontiguousarray(data[:, cols]), None
+        with np.errstate(divide="ignore"):
+            logs = np.log(data)
+    llr_err = 32.0 * UNIT_ROUNDOFF * prep["big"]
+    unit = max(1, -(-space.count // st.MAX_UNITS))
+    block = max(1, (st.BLOCK_ENTRIES // max(m, 1)) // unit) * unit
+    n_units = -(-space.count // unit)
+    check_memory(8.0 * 16 * block * max(m, 1) + 8.0 * n_units * (st.GRID_POINTS + 3),
+                 f"the exact profile's blocks ({block} pairs x {m} outputs) and pruning summaries ({n_units} units)",
+                 hint="pass neighbors= to compare fewer pairs")
+    state = dict(labels=labels, _neighbors=neighbors, _space=space, _data=data, _cols=cols, _llr_err=llr_err,
+                 _m=m, _unit=unit, _block=block, _logs=logs, _executor=executor, _progress=progress)
+    tops, equal = [], True
+    scan = ExactProfile.__new__(ExactProfile)
+    for key, value in state.items():
+        object.__setattr__(scan, key, value)
+    for unit_top, eq in scan._map(st._scan_kernel, scan._tasks_range(None, 0, scan=True), space.count,
+                                  "exact profile (scan)"):
+        tops.append(unit_top)
+        equal = equal and eq
+    unit_top = np.concatenate(tops)
+    top = float(unit_top.max())
+    sums = prep["sums"]
     dev = float(np.max(np.abs(sums - 1.0)))
     row_dev = dev + (m + 2) * UNIT_ROUNDOFF if dev > 2.0 * (m + 2) * UNIT_ROUNDOFF else 0.0
     if row_dev > 0.0 and math.isfinite(top):
         top += math.log1p(2.0 * row_dev / (1.0 - row_dev))  # the widening of _eval_max shifts eps by this
     if math.isinf(top):
         pure = math.inf
-    elif top <= 0.0 and all(np.array_equal(P[i], P[j]) for i, j in rows):
+    elif top <= 0.0 and equal:
         pure = 0.0  # every compared pair of rows is identical
     else:
         pure = math.nextafter(max(top, 0.0) + 2.0 * llr_err, math.inf)
-    label = name if name is not None else f"finite mechanism ({len(labels)} inputs x {op.shape[1]} outputs, " \
-        f"{'all pairs' if neighbors is None else f'{pairs.shape[0] // 2} neighbour pairs'})"
+    # a unit's computed values are exactly 0 from eps >= its largest log-ratio + 2 llr_err on
+    unit_pure = np.nextafter(unit_top + 2.0 * llr_err, math.inf)
+    finite = unit_top[np.isfinite(unit_top)]
+    g_top = float(finite.max()) if finite.size else 2.0 * prep["big"]
+    grid = np.linspace(0.0, max(g_top, 1e-300), st.GRID_POINTS)
+    label = name if name is not None else f"finite mechanism ({len(labels)} inputs x {n_out} outputs, " \
+        f"{'all pairs' if neighbors is None else f'{space.count} neighbour pairs'})"
     return ExactProfile(name=label, source="exact: max over neighbouring pairs of the hockey-stick divergence",
-                        pure_epsilon=pure, labels=labels, pairs=pairs, _rows=rows, _a=a, _pre_u=pre_u,
-                        _pre_v=pre_v, _suf_u=suf_u, _suf_v=suf_v, _llr_err=llr_err, _inf_u=inf_u,
-                        _inf_v=inf_v, _m=m, _row_dev=row_dev)
+                        pure_epsilon=pure, **state, _row_dev=row_dev, _unit_top=unit_top, _grid=grid,
+                        _state={"unit_pure": unit_pure})
