@@ -289,3 +289,26 @@ def _raw_operators(draw, max_n=3, max_m=4, min_n=1):
     if kind == "one_row":
         return _normalise(rng.random((1, m)))
     return _normalise(rng.random((n, m)))
+
+
+# ----------------------------------------------------------------- executors (issue 11), shared by the session
+@pytest.fixture(scope="session")
+def dask_client():
+    """A real ``dask.distributed.LocalCluster``: 2 worker processes, 1 thread each (not the default scheduler;
+    use ``client.get_executor()`` or ``with client.as_current():``). Skipped only when dask is missing."""
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("dask.array")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=40) as cluster:
+        with distributed.Client(cluster, set_as_default=False) as client:
+            yield client
+
+
+@pytest.fixture(scope="session")
+def process_pool():
+    """A ``ProcessPoolExecutor`` with 2 spawned workers (spawn: the session may run threads, e.g. dask's)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
