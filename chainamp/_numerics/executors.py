@@ -15,9 +15,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .progress import progress_bar
+from .progress import check_progress, progress_bar
 
-__all__ = ["check_executor", "map_blocks", "EXECUTOR_WINDOW_PER_WORKER"]
+__all__ = ["check_executor", "executor_workers", "map_blocks", "EXECUTOR_WINDOW_PER_WORKER"]
 
 #: At most this many blocks per worker are submitted ahead of the one being collected
 #: (bounds the memory held by pending results).
@@ -61,6 +61,15 @@ def _workers(executor: cf.Executor) -> int:
     return 2
 
 
+def executor_workers(executor: cf.Executor | None) -> int:
+    """How many tasks ``executor`` runs at once (1 for None). Sizes speculative work only, never a result.
+
+    >>> executor_workers(None)
+    1
+    """
+    return 1 if executor is None else _workers(executor)
+
+
 def map_blocks(fn: Callable[..., Any], blocks: Iterable[Any], *, executor: cf.Executor | None = None,
                total: int | None = None, desc: str = "blocks", unit: str = "block",
                progress: bool | None = None, weight: Callable[[Any], int] | None = None) -> Iterator[Any]:
@@ -80,8 +89,17 @@ def map_blocks(fn: Callable[..., Any], blocks: Iterable[Any], *, executor: cf.Ex
     ...     list(map_blocks(abs, [-1, 2, -3], executor=ex, progress=False))
     [1, 2, 3]
     """
+    # validated here, when called, not on the first next(): a generator body runs only when iterated
     executor = check_executor(executor)
-    step = (lambda b: 1) if weight is None else weight
+    check_progress(progress)
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable, got {type(fn).__name__} {fn!r}")
+    if weight is not None and not callable(weight):
+        raise TypeError(f"weight must be None or a callable, got {type(weight).__name__} {weight!r}")
+    return _blocks(fn, blocks, executor, total, desc, unit, progress, (lambda b: 1) if weight is None else weight)
+
+
+def _blocks(fn, blocks, executor, total, desc, unit, progress, step) -> Iterator[Any]:
     with progress_bar(total, desc, unit=unit, progress=progress) as bar:
         if executor is None:
             for block in blocks:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import sys
 import threading
 import time
 from typing import TextIO
 
-__all__ = ["Progress", "progress_bar", "progress_mode", "check_progress", "PROGRESS_DELAY",
+__all__ = ["Progress", "progress_bar", "progress_mode", "progress_scope", "check_progress", "PROGRESS_DELAY",
            "PROGRESS_LINE_INTERVAL"]
 
 _SPINNER = "|/-\\"
@@ -87,6 +88,13 @@ PROGRESS_DELAY = 2.0
 PROGRESS_LINE_INTERVAL = 5.0
 
 
+#: What one plain line says (mode ``"lines"``): no bar drawing, which a log file cannot redraw.
+_LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} {unit} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+
+
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 class _PlainLines:
     """A file-like for tqdm that turns its carriage-return refreshes into plain lines (CI logs)."""
 
@@ -94,7 +102,8 @@ class _PlainLines:
         self.stream = stream
 
     def write(self, text: str) -> int:
-        for part in text.replace("\n", "\r").split("\r"):
+        # nested bars (tqdm positions > 0) move the cursor with ANSI escapes: a log has no cursor
+        for part in _ESCAPES.sub("", text).replace("\n", "\r").split("\r"):
             part = part.strip()
             if part:
                 self.stream.write(part + "\n")
@@ -129,8 +138,8 @@ def check_progress(value, name: str = "progress") -> bool | None:
     """Validate a ``progress=`` keyword: ``None`` (bar after 2 s), ``True`` (at once) or ``False`` (off)."""
     if value is None:
         return None
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
-        return bool(value)
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")):
+        return bool(value)  # numpy's bool is np.bool_ before numpy 2, np.bool (a distinct type) since
     raise TypeError(f"{name} must be None, True or False (got {value!r})")
 
 
@@ -161,10 +170,9 @@ def progress_bar(total: int | None, desc: str, *, unit: str = "it", progress: bo
     kwargs = dict(total=total, desc=desc, unit=unit, delay=0.0 if progress else PROGRESS_DELAY, leave=False,
                   dynamic_ncols=True)
     if mode == "lines":
-        from tqdm import tqdm
-
-        return tqdm(file=_PlainLines(out), mininterval=PROGRESS_LINE_INTERVAL, maxinterval=PROGRESS_LINE_INTERVAL,
-                    ascii=True, ncols=100, **{**kwargs, "leave": True, "dynamic_ncols": False})
+        return _lines_bar()(file=_PlainLines(out), mininterval=PROGRESS_LINE_INTERVAL,
+                            maxinterval=PROGRESS_LINE_INTERVAL, ascii=True, ncols=100, bar_format=_LINE_FORMAT,
+                            **{**kwargs, "leave": True, "dynamic_ncols": False})
     if stream is not None:
         from tqdm import tqdm
 
@@ -172,6 +180,57 @@ def progress_bar(total: int | None, desc: str, *, unit: str = "it", progress: bo
     from tqdm.auto import tqdm
 
     return tqdm(**kwargs)
+
+
+_LINES_BAR: list = []
+
+
+def _lines_bar() -> type:
+    """The tqdm class of mode ``"lines"`` (built on first use: tqdm is imported only when a bar is shown).
+
+    tqdm prints only from ``update``; a computation stuck in one long block (a stage, a big solve)
+    would leave a CI log silent. This subclass also prints a line every ``PROGRESS_LINE_INTERVAL``
+    seconds from a daemon thread once the bar's delay has passed, and stops it when the bar closes.
+    """
+    if _LINES_BAR:
+        return _LINES_BAR[0]
+    from tqdm import tqdm
+
+    class LinesBar(tqdm):
+        def __init__(self, *args, **kwargs):
+            self._beat_stop = threading.Event()
+            self._beat_delay = float(kwargs.get("delay", 0.0) or 0.0)
+            super().__init__(*args, **kwargs)
+            self._beat = threading.Thread(target=self._heartbeat, args=(time.monotonic(),), daemon=True)
+            self._beat.start()
+
+        def _heartbeat(self, start: float) -> None:
+            last = start
+            while not self._beat_stop.wait(min(PROGRESS_LINE_INTERVAL, max(self._beat_delay, 0.01))):
+                now = time.monotonic()
+                printed = max(last, getattr(self, "_beat_printed", start))
+                if now - start >= self._beat_delay and now - printed >= PROGRESS_LINE_INTERVAL * 0.999:
+                    self.refresh()
+                    last = now
+
+        def display(self, *args, **kwargs):
+            if getattr(self, "_beat_closing", False) and getattr(self, "_beat_shown", None) == self.n:
+                return True  # tqdm redraws the last state when it closes: one line of it is enough
+            self._beat_printed, self._beat_shown = time.monotonic(), self.n
+            return super().display(*args, **kwargs)
+
+        def close(self):
+            stop = getattr(self, "_beat_stop", None)
+            beat = getattr(self, "_beat", None)
+            if stop is not None and not stop.is_set():
+                stop.set()
+                if beat is not None and beat.is_alive() and threading.current_thread() is not beat:
+                    beat.join()
+            self._beat_closing = True
+            super().close()
+
+    _LINES_BAR.append(LinesBar)
+    return LinesBar
 
 
 @contextlib.contextmanager
@@ -193,3 +252,20 @@ def progress_mode(mode: str):
         yield mode
     finally:
         _MODE.reset(token)
+
+
+def progress_scope(progress: bool | None):
+    """The context of a call's ``progress=`` keyword for everything it calls: ``False`` silences the
+    (delayed) bars of the computations inside it too (mode ``"off"``); ``None`` and ``True`` change nothing.
+
+    Examples
+    --------
+    >>> import io
+    >>> buf = io.StringIO()
+    >>> with progress_scope(False):
+    ...     with progress_bar(3, "inner", stream=buf) as bar:
+    ...         bar.update(3)
+    >>> buf.getvalue()
+    ''
+    """
+    return progress_mode("off") if check_progress(progress) is False else contextlib.nullcontext()

@@ -35,13 +35,25 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20,
 
 
 def available_memory() -> int:
-    """Bytes of memory available to a new allocation now (``MemAvailable`` on Linux, else physical memory).
+    """Bytes of memory available to a new allocation now.
+
+    The memory the system reports available (``MemAvailable`` on Linux, else the free physical
+    pages), lowered to what is left under the process's own limits: the address-space and data
+    limits (``ulimit -v``, ``prlimit --as``: limit minus the current ``VmSize``/``VmData``) and a
+    cgroup memory limit (containers: ``memory.max`` minus ``memory.current``). Never negative.
 
     Examples
     --------
     >>> available_memory() > 0
     True
     """
+    free = _system_available()
+    for limit, used in _process_limits():
+        free = min(free, max(limit - used, 0))
+    return int(free)
+
+
+def _system_available() -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
@@ -53,6 +65,61 @@ def available_memory() -> int:
         return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
         return 8 << 30
+
+
+def _status_bytes(key: str) -> int:
+    """A ``kB`` field of ``/proc/self/status`` (``VmSize``, ``VmData``) in bytes; 0 when unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # "max" (cgroup v2): no limit
+
+
+_CGROUP: list = []
+
+
+def _cgroup_files() -> list[tuple[str, str]]:
+    """The cgroup (v2, then v1) memory limit and usage files that set a limit, looked up once per process
+    (a container's limit is fixed when it starts; reading files that say "no limit" at every check costs)."""
+    if not _CGROUP:
+        pairs = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+        _CGROUP.append([pair for pair in pairs if (_read_int(pair[0]) or 1 << 62) < (1 << 60)])
+    return _CGROUP[0]
+
+
+def _process_limits() -> list[tuple[int, int]]:
+    """``(limit, used)`` pairs in bytes for every limit set on this process (rlimits, cgroup)."""
+    out = []
+    try:
+        import resource
+
+        for which, key in ((resource.RLIMIT_AS, "VmSize"), (getattr(resource, "RLIMIT_DATA", None), "VmData")):
+            if which is None:  # pragma: no cover - a platform without RLIMIT_DATA
+                continue
+            soft = resource.getrlimit(which)[0]
+            if soft != resource.RLIM_INFINITY and soft > 0:
+                out.append((int(soft), _status_bytes(key)))
+    except (ImportError, OSError, ValueError):  # pragma: no cover - non-POSIX
+        pass
+    for limit_file, usage_file in _cgroup_files():
+        limit = _read_int(limit_file)  # cgroup v2 writes "max", v1 a huge number, for "no limit"
+        if limit is not None and limit < (1 << 60):
+            out.append((limit, _read_int(usage_file) or 0))
+    return out
 
 
 def parse_bytes(value: Any, name: str = "memory_limit") -> float:

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import PLD_DISCRETIZATION, PLD_TAIL_MASS, UNIT_ROUNDOFF, check_int, check_positive
+from .._numerics import (PLD_DISCRETIZATION, PLD_TAIL_MASS, UNIT_ROUNDOFF, check_int, check_positive, check_progress,
+                         progress_bar, progress_scope)
 from ..amplification import AmplificationReport
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator
@@ -75,7 +76,7 @@ def _item_name(prof: Any) -> str:
 
 def compose(items: Iterable[Any], counts: Iterable[int] | None = None, *,
             value_discretization_interval: float = PLD_DISCRETIZATION,
-            pld_tail_mass: float = PLD_TAIL_MASS) -> PLDProfile:
+            pld_tail_mass: float = PLD_TAIL_MASS, progress: bool | None = None) -> PLDProfile:
     """Certified privacy profile of the independent composition of ``items``, item i run ``counts[i]`` times.
 
     Each item is a :class:`~chainamp.privacy.PrivacyProfile`, an
@@ -108,6 +109,9 @@ def compose(items: Iterable[Any], counts: Iterable[int] | None = None, *,
     exactly 0 from the sum of the items' largest grid losses on when no item has mass at infinite
     loss. Nothing optimistic is added, so ``delta``/``epsilon`` are upper bounds.
 
+    ``progress`` (``None``: a tqdm bar over the items and the final composition, shown when it runs
+    longer than two seconds; ``True`` at once; ``False`` never).
+
     Examples
     --------
     >>> prof = compose([DP(1.0)], counts=[2])          # two pure 1-DP releases: 2-DP
@@ -133,6 +137,14 @@ def compose(items: Iterable[Any], counts: Iterable[int] | None = None, *,
             raise InvalidParameterError(f"counts must include a positive count (got {reps})")
     d = check_positive(value_discretization_interval, "value_discretization_interval")
     tail = check_positive(pld_tail_mass, "pld_tail_mass", strict=False)
+    progress = check_progress(progress)
+    with progress_bar(sum(n > 0 for n in reps) + 1, "compose", unit="item", progress=progress) as bar, \
+            progress_scope(progress):
+        return _compose(items, reps, d, tail, bar)
+
+
+def _compose(items: list, reps: list, d: float, tail: float, bar: Any) -> PLDProfile:
+    """The body of :func:`compose` on checked arguments; ``bar.update(1)`` after each item and at the end."""
     profiles = [_item_profile(it, i) for i, it in enumerate(items)]
 
     parts, slack, any_inf, top, size = [], 0.0, False, 0, 1
@@ -160,7 +172,9 @@ def compose(items: Iterable[Any], counts: Iterable[int] | None = None, *,
         top += n * hi
         label = getattr(prof, "name", None) or "dominating pair"
         names.append(label if n == 1 else f"{n} x {label}")
+        bar.update(1)
     total = reduce(lambda a, b: a.compose(b, tail_mass_truncation=tail), parts)
+    bar.update(1)
     pure = math.inf if any_inf else max(0.0, math.nextafter(top * d * (1.0 + 4.0 * UNIT_ROUNDOFF), math.inf))
     label = names[0] if len(names) == 1 else f"composition of {len(names)} items ({'; '.join(names)})"
     return PLDProfile(total, name=f"composition: {label}" if len(names) == 1 else label,

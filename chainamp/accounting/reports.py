@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from ..amplification import amplify
 from ..errors import IncompatibleOperatorsError, InvalidParameterError
 from ..operators import MarkovOperator, as_operator
-from .._numerics import check_int
+from .._numerics import check_int, check_progress, progress_bar, progress_scope
 
 __all__ = ["amplify_reports", "memoized_steps", "MAX_REPORT_OUTCOMES"]
 
@@ -56,7 +56,7 @@ _KRON_CHECK_ENTRIES = 2**16
 
 
 def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = True, delta: float | None = None,
-                    neighbors: Any = None, max_outcomes: int = MAX_REPORT_OUTCOMES):
+                    neighbors: Any = None, max_outcomes: int = MAX_REPORT_OUTCOMES, progress: bool | None = None):
     """Certify (epsilon', delta') for T reports of the pipeline M then K.
 
     ``memoized=True``: M's output b is drawn once and each of the T reports applies K to it
@@ -87,6 +87,10 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
     max_outcomes : int
         Refuse (InvalidParameterError) when the memoized channel has more outcomes or
         intermediate states than this (default ``MAX_REPORT_OUTCOMES``).
+    progress : bool or None
+        tqdm bars over the stages (the T-report channel, built step by step, then its certificate; for
+        ``memoized=False`` the one-report certificate, the composition, its report): ``None`` (default)
+        shows them for work longer than two seconds, ``True`` at once, ``False`` never.
 
     Returns
     -------
@@ -107,6 +111,7 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
     if not isinstance(memoized, bool):
         raise TypeError(f"memoized must be a bool, got {type(memoized).__name__} {memoized!r}")
     max_out = check_int(max_outcomes, "max_outcomes", minimum=1)
+    progress = check_progress(progress)
     if isinstance(K, (list, tuple)) and any(isinstance(op, MarkovOperator) or sp.issparse(op) for op in K):
         raise TypeError("K must be one operator for amplify_reports (one report's post-processing), got a list "
                         "of operators")
@@ -119,25 +124,40 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
                 f"the outputs of M ({len(mechanism.outputs)} labels) must be the inputs of K "
                 f"({len(Kop.inputs)} labels)")
     if not memoized:
-        return _fresh_reports(mechanism, Kop, T, delta=delta, neighbors=neighbors)
+        return _fresh_reports(mechanism, Kop, T, delta=delta, neighbors=neighbors, progress=progress)
     if T == 1:
         return amplify(mechanism, Kop, delta=delta, neighbors=neighbors)
-    steps = memoized_steps(Kop, T, max_outcomes=max_out)
-    return amplify(mechanism, list(steps), delta=delta, neighbors=neighbors)
+    with progress_bar(2, "amplify_reports", unit="stage", progress=progress) as bar, progress_scope(progress):
+        bar.set_postfix_str(f"the {T}-report channel", refresh=False)
+        steps = memoized_steps(Kop, T, max_outcomes=max_out, progress=progress)
+        bar.update(1)
+        bar.set_postfix_str("certifying (chainamp.amplify)", refresh=False)
+        report = amplify(mechanism, list(steps), delta=delta, neighbors=neighbors)
+        bar.update(1)
+    return report
 
 
-def _fresh_reports(mechanism, Kop: MarkovOperator, T: int, *, delta, neighbors):
-    one = amplify(mechanism, Kop, delta=delta, neighbors=neighbors)
-    if T == 1:
-        return one
-    from .composition import compose  # a sibling module, imported when needed
+def _fresh_reports(mechanism, Kop: MarkovOperator, T: int, *, delta, neighbors, progress=None):
+    with progress_bar(3 if T > 1 else 1, "amplify_reports", unit="stage", progress=progress) as bar, \
+            progress_scope(progress):
+        bar.set_postfix_str("one report (chainamp.amplify)", refresh=False)
+        one = amplify(mechanism, Kop, delta=delta, neighbors=neighbors)
+        bar.update(1)
+        if T == 1:
+            return one
+        from .composition import compose  # a sibling module, imported when needed
 
-    profile = compose([one], counts=[T])
-    return amplify(profile, MarkovOperator.identity(2), delta=delta)
+        bar.set_postfix_str(f"composing {T} reports", refresh=False)
+        profile = compose([one], counts=[T], progress=progress)
+        bar.update(1)
+        bar.set_postfix_str("the report of the composition", refresh=False)
+        report = amplify(profile, MarkovOperator.identity(2), delta=delta)
+        bar.update(1)
+    return report
 
 
-def memoized_steps(K: MarkovOperator, reports: int, *,
-                   max_outcomes: int = MAX_REPORT_OUTCOMES) -> tuple[MarkovOperator, ...]:
+def memoized_steps(K: MarkovOperator, reports: int, *, max_outcomes: int = MAX_REPORT_OUTCOMES,
+                   progress: bool | None = None) -> tuple[MarkovOperator, ...]:
     """Operators whose product (in order) is the channel from K's input b to the counts of T reports.
 
     Each report draws ``y ~ K(b, .)`` independently. The states are ``(b, counts so far)``; each
@@ -157,6 +177,9 @@ def memoized_steps(K: MarkovOperator, reports: int, *,
         T >= 1.
     max_outcomes : int
         Largest number of outcomes and of states of any step (InvalidParameterError beyond it).
+    progress : bool or None
+        A tqdm bar over the steps built (one per report and coordinate): ``None`` (default) past two
+        seconds, ``True`` at once, ``False`` never.
 
     Examples
     --------
@@ -170,6 +193,7 @@ def memoized_steps(K: MarkovOperator, reports: int, *,
     """
     T = check_int(reports, "reports", minimum=1)
     max_out = check_int(max_outcomes, "max_outcomes", minimum=1)
+    progress = check_progress(progress)
     K = as_operator(K, "K")
     general = [(K.inputs, K.outputs, K.matrix)]
     plans = [(_sizes(general, T), general, False)]
@@ -190,7 +214,8 @@ def memoized_steps(K: MarkovOperator, reports: int, *,
             f"reports={T}: the least likely report sequence has probability about 2^-{T * log2_min:.0f}, below "
             f"the normal range of doubles (2^-{_MIN_LOG2_PROB:.0f}), where the product's underflow "
             f"error would swamp the bound; at most {top} memoized reports of this K can be certified")
-    return _build_steps(K, coords, T, by_coordinate)
+    with progress_bar(len(coords) * T, "memoized report steps", unit="step", progress=progress) as bar:
+        return _build_steps(K, coords, T, by_coordinate, bar.update)
 
 
 def _sizes(coords, T: int) -> tuple[int, int]:
@@ -253,7 +278,8 @@ def _kron_factors(K: MarkovOperator):
     return [(in_vals[i], out_vals[i], factors[i]) for i in range(k)]
 
 
-def _build_steps(K: MarkovOperator, coords, T: int, by_coordinate: bool) -> tuple[MarkovOperator, ...]:
+def _build_steps(K: MarkovOperator, coords, T: int, by_coordinate: bool,
+                 tick=lambda n: None) -> tuple[MarkovOperator, ...]:
     """The step operators, vectorised. A state is one row of an integer array: the indices of
     ``b_i..b_k`` still held, the finished types, the current counts. Intermediate labels are
     integers (states in lexicographic order), the first step's inputs are K's inputs and the last
@@ -297,5 +323,6 @@ def _build_steps(K: MarkovOperator, coords, T: int, by_coordinate: bool) -> tupl
             mat = sp.csr_matrix((np.concatenate(vals).astype(float), (np.concatenate(rows), cols)),
                                 shape=(states.shape[0], uniq.shape[0]))
             ops.append(MarkovOperator(mat, inputs, outputs))
+            tick(1)
             states, inputs = uniq, outputs
     return tuple(ops)

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .fields import _boolean, _Ctx, _inline_matrix, _integer, _label, _labels, _misplaced, _number, read_operator
-from .._numerics import ROW_SUM_ATOL, fmt_number
+from .._numerics import ROW_SUM_ATOL, check_memory, fmt_number
 from ..errors import ChainampError, InvalidOperatorError
 from ..operators import MarkovOperator, kron
 from ..privacy import DP, PrivacyProfile
@@ -49,8 +50,14 @@ PROFILES = {"pure": "pure", "laplace": "laplace", "gaussian": "gaussian", "rando
 GRAPHS = {"karate_club_graph": (), "florentine_families_graph": (), "les_miserables_graph": (),
           "davis_southern_women_graph": (), "path_graph": ("n",), "cycle_graph": ("n",), "complete_graph": ("n",)}
 
-#: ``kron = t`` may build at most this many matrix entries (the product is dense for dense factors).
+#: ``kron = t`` may build at most this many matrix entries (the product is dense for dense factors)
+#: and take at most this many copies (a 1x1 operator has one entry for any t, but t-entry labels).
 _MAX_KRON_ENTRIES = 1 << 24
+_MAX_KRON_COPIES = 4096  # what chainamp.kron multiplies densely (one numpy.kron per factor)
+#: A coarsening is stored densely up to this many entries, sparsely (one entry a row) beyond.
+_DENSE_COARSEN_ENTRIES = 1 << 22
+#: Bytes per label of a product besides its entries (the tuple, its slot and its index-dict entry).
+_LABEL_BYTES = 160.0
 #: Largest ``repeat`` (each repetition is one composition in the audit) and generator size ``n``.
 _MAX_REPEAT = 10_000
 _MAX_NODES = 100_000
@@ -193,10 +200,8 @@ def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True,
     if "kron" in spec:
         copies = _integer(spec["kron"], ctx, f"{fld}.kron")
         if copies > 1:
-            if op.shape[0] ** copies * op.shape[1] ** copies > _MAX_KRON_ENTRIES:
-                raise ctx.error(f"{fld}.kron", f"{copies} copies of a {op.shape[0]}x{op.shape[1]} operator "
-                                               f"would exceed {_MAX_KRON_ENTRIES} entries (2**24, 128 MiB dense)")
-            op = kron(*([op] * copies))
+            _check_kron(op.shape, copies, ctx, f"{fld}.kron")
+            op = kron(*([op] * copies), structured=False)
             desc = f"{copies} independent copies of {desc}"
     repeat = _integer(spec["repeat"], ctx, f"{fld}.repeat") if "repeat" in spec else 1
     if repeat > _MAX_REPEAT:
@@ -206,6 +211,26 @@ def _step(spec: Any, ctx: _Ctx, fld: str, allow_repeat: bool = True,
             raise ctx.error(f"{fld}.name", f"must be a string, got {spec['name']!r}")
         desc = f"{spec['name']}: {desc}"
     return op, desc, repeat
+
+
+def _check_kron(shape: tuple, copies: int, ctx: _Ctx, fld: str) -> None:
+    """Refuse ``kron = copies`` before any big allocation or big-integer arithmetic: the product of
+    ``copies`` n x m operators has n^copies x m^copies entries and as many labels, each a tuple of
+    ``copies`` entries, sized here with logarithms (a float), so ``kron = 9223372036854775807``
+    is refused as fast as ``kron = 30``; at most ``_MAX_KRON_COPIES`` factors (the work is linear in it)."""
+    if copies > _MAX_KRON_COPIES:
+        raise ctx.error(fld, f"must be <= {_MAX_KRON_COPIES} copies (got {copies}): each copy is a factor "
+                             f"to multiply and one more entry in every label")
+    log2_entries = copies * (math.log2(shape[0]) + math.log2(shape[1]))
+    if log2_entries > math.log2(_MAX_KRON_ENTRIES):
+        log10 = log2_entries * math.log10(2.0)
+        shown = f"{2.0 ** log2_entries:.3g}" if log10 < 300 else f"10^{log10:.4g}"
+        raise ctx.error(fld, f"{copies} copies of a {shape[0]}x{shape[1]} operator have about {shown} matrix "
+                             f"entries ({shape[0]}^{copies} x {shape[1]}^{copies}, dense), above the "
+                             f"{_MAX_KRON_ENTRIES} (2**24, 128 MiB) a pipeline file may build")
+    labels = float(shape[0]) ** copies + float(shape[1]) ** copies  # each <= 2**24 here: no overflow
+    check_memory(8.0 * 2.0 ** log2_entries + labels * (_LABEL_BYTES + 8.0 * copies),
+                 f"{fld}: the product of {copies} copies of a {shape[0]}x{shape[1]} operator (matrix and labels)")
 
 
 def _coarsen(value: Any, previous: tuple | None, ctx: _Ctx, fld: str) -> tuple[MarkovOperator, str]:
@@ -244,9 +269,12 @@ def _coarsen(value: Any, previous: tuple | None, ctx: _Ctx, fld: str) -> tuple[M
             shown = ", ".join(repr(x) for x in missing[:4]) + (", ..." if len(missing) > 4 else "")
             raise ctx.error(fld, f"does not map {shown}: every output of {what} needs a group")
         inputs = tuple(labels)
-    mat = np.zeros((len(inputs), len(groups)))
-    for i, lab in enumerate(inputs):
-        mat[i, groups[mapping[lab]]] = 1.0
+    cols = np.array([groups[mapping[lab]] for lab in inputs], dtype=np.int64)
+    if len(inputs) * len(groups) <= _DENSE_COARSEN_ENTRIES:
+        mat = np.zeros((len(inputs), len(groups)))
+        mat[np.arange(len(inputs)), cols] = 1.0
+    else:  # one entry a row: sparse, never an n x g dense block (a 100000-node walk into 100000 groups: 80 GB)
+        mat = sp.csr_matrix((np.ones(len(inputs)), cols, np.arange(len(inputs) + 1)), shape=(len(inputs), len(groups)))
     try:
         op = MarkovOperator(mat, inputs, tuple(groups))
     except (InvalidOperatorError, TypeError) as exc:

@@ -6,7 +6,10 @@ or ``out.md`` for a standalone report with plots (:func:`chainamp.report.write_r
 
 Exit codes: 0 success (every claim certified, for ``audit``), 1 a claim not
 certified, 2 invalid input (one line on stderr naming the file, the field and
-the problem; never a traceback).
+the problem; never a traceback), or a step refused by the memory limit
+(``--memory-limit``, default half the available memory) or out of memory (one line).
+Progress goes to stderr (:mod:`.cli_progress`): tqdm bars on a terminal, plain
+periodic lines otherwise, nothing with ``--no-progress``.
 """
 
 from __future__ import annotations
@@ -225,20 +228,22 @@ def _short(values, k: int = 6) -> str:
 def _coefficients(args: argparse.Namespace) -> int:
     import chainamp as ca
 
-    from .._numerics import Progress
+    from .cli_progress import Stages
     from .io import load_operator
 
     _check_epsilon_option(args.epsilon, "--epsilon")
     _check_report_path(args.report)
     K = load_operator(args.matrix, row_sum_atol=_check_row_sum_atol(args.row_sum_atol))
-    with Progress("coefficients") as bar:
+    with Stages("coefficients", 4 + (args.epsilon is not None)) as bar:
         # rows accepted within --row-sum-atol stand for their normalised rows: certify that operator
+        bar.update("Dobrushin")
         res = {"dobrushin": ca.dobrushin(K, normalised=True)}
         if args.epsilon is not None:
             bar.update("hockey-stick")
             res["hockey_stick"] = ca.dobrushin(K, epsilon=args.epsilon, normalised=True)
         bar.update("Doeblin, ultra-mixing")
         res["doeblin"], res["ultra_mixing"] = ca.doeblin(K), ca.ultra_mixing(K, normalised=True)
+        bar.update("LDP epsilon")
         ldp = ca.ldp_guarantee(K, normalised=True)
         bar.update("chain analysis")
         chain = ca.analyze_chain(K) if K.is_square and K.inputs == K.outputs else None
@@ -250,7 +255,7 @@ def _coefficients(args: argparse.Namespace) -> int:
 def _amplify(args: argparse.Namespace) -> int:
     import chainamp as ca
 
-    from .._numerics import Progress
+    from .cli_progress import Stages
     from .io import load_operator
 
     _check_epsilon_option(args.epsilon, "--epsilon")
@@ -267,11 +272,12 @@ def _amplify(args: argparse.Namespace) -> int:
                               f"{len(K1.outputs)} outputs {_labels(K1.outputs)} of {before}, the operator "
                               "applied before it")
     mech = ca.DP(args.epsilon, args.delta)
-    with Progress("amplify") as bar:
+    with Stages("amplify", 1) as bar:
         if args.steps:
             bar.update(f"{len(ops)} steps")
             result = ca.amplify_steps(mech, ops, delta=args.target_delta)
         else:
+            bar.update("certified bounds")
             result = ca.amplify(mech, ops if len(ops) > 1 else ops[0], delta=args.target_delta)
     _emit(result, args)
     return EXIT_OK
@@ -284,12 +290,12 @@ def _labels(labels: tuple, k: int = 4) -> str:
 
 # --------------------------------------------------------------------------- audit
 def _audit(args: argparse.Namespace) -> int:
-    from .._numerics import Progress
+    from .cli_progress import Stages
     from .io import audit, load_pipeline
 
     _check_report_path(args.report)
     pipeline = load_pipeline(args.pipeline)
-    with Progress(f"auditing {args.pipeline}") as bar:
+    with Stages(f"audit {os.path.basename(args.pipeline)}") as bar:
         result = audit(pipeline, progress=bar.update)
     _emit(result, args, title=pipeline.name or None)
     return EXIT_OK if result.ok else EXIT_CLAIM_FAILED
@@ -326,6 +332,7 @@ def _row_sum_option(sp) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     from .. import __version__
+    from .cli_progress import add_run_options
 
     p = _Parser(
         prog="chainamp", formatter_class=_fmt(),
@@ -333,11 +340,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  chainamp demo\n  chainamp audit datasets/two_stage_rr/pipeline.toml\n"
                "  chainamp coefficients K.csv --epsilon 1\n  chainamp amplify --epsilon 2 --delta 1e-6 K.csv\n"
                "  chainamp design M.csv --epsilon 1\n\n"
-               "exit codes: 0 success, 1 a claim is not certified (audit), 2 invalid input")
+               "exit codes: 0 success, 1 a claim is not certified (audit), 2 invalid input, or a\n"
+               "  step refused by --memory-limit (default half the available memory) or out of memory\n\n"
+               "progress: past two seconds, tqdm bars on stderr on a terminal, else a plain line\n"
+               "  every few seconds (CI logs); --no-progress turns it off")
     p.add_argument("--version", action="version", version=f"chainamp {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def outputs(sp, report: bool = True):
+        add_run_options(sp)  # every command with outputs computes: --memory-limit and --no-progress
         sp.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
         if report:
             sp.add_argument("--report", metavar="FILE", help="also write a standalone report with plots "
@@ -346,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="a short tour: coefficients of a few operators and two reports",
                        description=_wrap("Print the mixing coefficients of a few operators and two amplification "
                                          "reports."), formatter_class=_fmt(), epilog="example:\n  chainamp demo")
+    add_run_options(d)
     d.set_defaults(func=_demo)
 
     au = sub.add_parser(
@@ -353,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=_wrap("Read a pipeline file (TOML, format chainamp-pipeline/1, see docs/pipeline-format.md), "
                           "certify (epsilon', delta') for its post-processing of the input mechanism, and check "
                           "each claim. Exit 0 when every claim is certified, 1 when one is not, 2 on invalid "
-                          "input."),
+                          "input or when a step is refused by --memory-limit."),
         formatter_class=_fmt(),
         epilog="example:\n  chainamp audit datasets/rappor/pipeline.toml --report rappor.html\n\n"
                "a minimal pipeline file:\n"
@@ -403,11 +415,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (argparse usage errors exit 2 through SystemExit)."""
     from ..errors import ChainampError
+    from .cli_progress import memory_error_text, running
 
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with running(args):  # --memory-limit and the progress mode (bars, plain lines or off)
+            return args.func(args)
+    except MemoryError as exc:  # refused before allocating (ResourceLimitError), or an allocation that failed
+        print(f"chainamp {args.command}: error: {memory_error_text(exc)}", file=sys.stderr)
+        return EXIT_INVALID
     except BrokenPipeError:  # ``chainamp audit ... | head``: stop quietly, like other Unix tools
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

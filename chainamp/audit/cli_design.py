@@ -82,7 +82,7 @@ def _table(path: str | None, option: str, ndim: int) -> np.ndarray | None:
 
 def _design(args: argparse.Namespace) -> int:
     from ..design import optimal_mixing_operator, optimal_post_processing
-    from .._numerics import ROW_SUM_ATOL, Progress
+    from .._numerics import ROW_SUM_ATOL
     from .io import load_operator
 
     _check_report_path(args.report)
@@ -104,8 +104,8 @@ def _design(args: argparse.Namespace) -> int:
         _check_delta_option(delta, "--delta")
         atol = ROW_SUM_ATOL if args.row_sum_atol is None else args.row_sum_atol
         M = load_operator(args.matrix, row_sum_atol=_check_row_sum_atol(atol))
-        with Progress("design"):
-            result = optimal_post_processing(M, args.epsilon, delta=delta, loss=loss, prior=prior)
+        # the design shows its own stages (building the LP, solving, certifying) past two seconds
+        result = optimal_post_processing(M, args.epsilon, delta=delta, loss=loss, prior=prior)
         source = args.matrix
     else:
         if args.states is None or args.gamma is None:
@@ -117,9 +117,7 @@ def _design(args: argparse.Namespace) -> int:
         if args.states < 2:
             raise _UsageError(f"--states: must be at least 2 (got {args.states})")
         coefficient = "dobrushin" if args.coefficient is None else args.coefficient
-        with Progress("design"):
-            result = optimal_mixing_operator(args.states, args.gamma, coefficient=coefficient, loss=loss,
-                                             prior=prior)
+        result = optimal_mixing_operator(args.states, args.gamma, coefficient=coefficient, loss=loss, prior=prior)
         source = f"{args.states} states, {coefficient} <= {args.gamma:g}"
     _emit(_DesignView(result, source), args, title=f"design: {source}")
     return EXIT_OK

@@ -32,9 +32,10 @@ from .fields import _Ctx, read_operator
 from .pipeline import FORMAT, Claim, Pipeline, parse_document, read_toml
 from .catalogue import CATALOGUE, GRAPHS, PROFILES
 from .over_time import ReportsOverTime, certify_reports
-from .._numerics import REFUTE_ATOL, REFUTE_RTOL, ROW_SUM_ATOL, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, text_table
+from .._numerics import (REFUTE_ATOL, REFUTE_RTOL, ROW_SUM_ATOL, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_memory,
+                         text_table)
 from ..amplification import AmplificationReport, amplify, amplify_steps, StepsReport
-from ..errors import ChainampError
+from ..errors import ChainampError, ResourceLimitError
 from ..operators import MarkovOperator
 from ..privacy import neighbor_pairs
 
@@ -334,6 +335,8 @@ def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | 
         if pipeline.per_step and len(ops) > 1:
             say("per-step report")
             steps = amplify_steps(pipeline.mechanism, ops, delta=report.target_delta, neighbors=neighbors)
+    except ResourceLimitError:  # the pipeline is valid, only too big for the limit: say so, unchanged
+        raise
     except (ChainampError, ValueError) as exc:
         raise ctx.error("pipeline", exc) from None
     over = None
@@ -341,6 +344,8 @@ def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | 
         try:
             over = certify_reports(pipeline.mechanism, tuple(ops), report, pipeline.reports,
                                    memoized=pipeline.memoized, neighbors=neighbors, progress=say)
+        except ResourceLimitError:
+            raise
         except (ChainampError, ValueError) as exc:
             raise ctx.error("reports", exc) from None
     verdicts = []
@@ -403,6 +408,10 @@ def _exact_delta_lower(report: AmplificationReport, ops: list, epsilon: float) -
     def product(X, A):
         return sp.csr_matrix(X) @ sp.csr_matrix(A) if sp.issparse(X) or sp.issparse(A) else X @ A
 
+    n, m_out = mech.matrix.shape[0], ops[-1].shape[1] if ops else mech.matrix.shape[1]
+    rows = min(len(neighbor_pairs(mech.matrix.inputs, mech.neighbors)), max(1, (1 << 21) // max(m_out, 1)))
+    check_memory(2 * 8.0 * n * m_out + 6 * 8.0 * rows * m_out, f"the {n} x {m_out} output distributions of the "
+                 "pipeline (to bound the exact delta from below)", hint="use fewer inputs or outputs")
     P = data(mech.matrix)
     struct = (P != 0).astype(float)
     rel, absolute = 0.0, 0.0

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import check_distribution, check_float_array, check_int, check_positive, preview_labels
+from .._numerics import (check_distribution, check_float_array, check_int, check_memory, check_positive,
+                         preview_labels)
 from ..errors import InvalidParameterError, SolverError
 from ..operators import MarkovOperator
 
@@ -31,6 +32,9 @@ _LADDER_START = 2.0**-50
 _LADDER_FACTOR = 8.0
 _BISECTION_STEPS = 10
 _ESCALATION = 1.25
+#: Memory an LP takes per constraint nonzero, for the size check before it is built (cvxpy's canonical
+#: form, its sparse copies and the solver's: a 77-ary RR design, 3.5e7 nonzeros, went past several GB)
+LP_BYTES_PER_NONZERO = 200.0
 
 
 def check_prior(prior: Any, n: int) -> np.ndarray:
@@ -93,6 +97,8 @@ def check_lp_size(nonzeros: int, max_nonzeros: Any, what: str) -> None:
             f"{what}: the LP would have {nonzeros:,} constraint nonzeros, above max_lp_nonzeros={limit:,} "
             f"(about a few hundred bytes each in the solver, and minutes to hours of solving); pass a larger "
             f"max_lp_nonzeros= to go past it, or restrict the neighbours or the output set")
+    check_memory(LP_BYTES_PER_NONZERO * nonzeros, f"{what}: the LP with {nonzeros:,} constraint nonzeros (cvxpy's "
+                 "canonical form and the solver's copy)", hint="restrict the neighbours or the output set")
 
 
 def stochastic(K: np.ndarray, feas_atol: float) -> np.ndarray:

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_choice, check_int, check_probability, fmt_number
+from .._numerics import (DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_choice, check_int, check_probability, check_progress,
+                         fmt_number, progress_bar, progress_scope)
 from ..errors import InvalidParameterError, SolverError
 from ..mixing import dobrushin, doeblin
 from ..operators import MarkovOperator
@@ -42,7 +43,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                             prior: Any = None, labels: Any = None, solver: str | None = None,
                             lp_feas_atol: float = LP_FEAS_ATOL, design_max_repair: float = DESIGN_MAX_REPAIR,
                             verbose: bool = False,
-                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS) -> DesignResult:
+                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS, progress: bool | None = None) -> DesignResult:
     r"""The least-loss n x n Markov operator whose Dobrushin (or Doeblin) coefficient is at most gamma.
 
     Minimises ``sum_x prior(x) sum_y K(x, y) loss(x, y)`` subject to the coefficient constraint (the
@@ -73,6 +74,9 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         The states (default ``range(n)``).
     solver, lp_feas_atol, design_max_repair, verbose, max_lp_nonzeros :
         As for :func:`~chainamp.design.optimal_post_processing`.
+    progress : bool or None
+        A tqdm bar over the two stages (the LP, the certificate of K): ``None`` (default) past two seconds,
+        ``True`` at once, ``False`` never.
 
     Returns
     -------
@@ -100,48 +104,56 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     from .lp import mixing_lp
 
     solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
-    C = pi[:, None] * ell
-    notes = []
-    out = None
-    if g == 0.0:  # both coefficients vanish only for equal rows v; the loss <v, prior @ loss> is linear in v
-        c = pi @ ell
-        K0 = np.zeros((size, size))
-        K0[:, int(np.argmin(c))] = 1.0
-        dual = duals.constant_bound(c)
-        notes.append("gamma = 0: only operators with equal rows qualify, so the best constant operator is optimal "
-                     "(closed form, no LP)")
-    else:
-        check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator")
-        pairs = np.array([(i, j) for i in range(size) for j in range(i + 1, size)], dtype=int)
-        out = mixing_lp(C, g, coef, pairs, solver_name, loud)
-        K0 = stochastic(out.K, feas_atol)
-        if coef == "dobrushin":
-            dual = duals.dobrushin_bound(C, pairs, out.lam, g)
+    progress = check_progress(progress)
+    # two stages, shown past two seconds: the LP (built and solved), then chainamp's certificate of K
+    with progress_bar(2, "optimal_mixing_operator", unit="stage", progress=progress) as bar, \
+            progress_scope(progress):
+        bar.set_postfix_str("building and solving the LP", refresh=False)
+        C = pi[:, None] * ell
+        notes = []
+        out = None
+        if g == 0.0:  # both coefficients vanish only for equal rows v; the loss <v, prior @ loss> is linear in v
+            c = pi @ ell
+            K0 = np.zeros((size, size))
+            K0[:, int(np.argmin(c))] = 1.0
+            dual = duals.constant_bound(c)
+            notes.append("gamma = 0: only operators with equal rows qualify, so the best constant operator is optimal "
+                         "(closed form, no LP)")
         else:
-            dual = duals.doeblin_bound(C, out.lam, g)
-    measure = dobrushin if coef == "dobrushin" else doeblin
+            check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator")
+            pairs = np.array([(i, j) for i in range(size) for j in range(i + 1, size)], dtype=int)
+            out = mixing_lp(C, g, coef, pairs, solver_name, loud)
+            K0 = stochastic(out.K, feas_atol)
+            if coef == "dobrushin":
+                dual = duals.dobrushin_bound(C, pairs, out.lam, g)
+            else:
+                dual = duals.doeblin_bound(C, out.lam, g)
+        bar.update(1)
+        bar.set_postfix_str(f"certifying K (chainamp.{coef})", refresh=False)
+        measure = dobrushin if coef == "dobrushin" else doeblin
 
-    def certify(K: np.ndarray):
-        value = measure(operator(K, labs, labs)).gamma
-        return value if value <= g else None
+        def certify(K: np.ndarray):
+            value = measure(operator(K, labs, labs)).gamma
+            return value if value <= g else None
 
-    if g == 0.0:
-        K, lam, certified = K0, 0.0, measure(operator(K0, labs, labs)).gamma
-        if certified > 0.0:  # chainamp.doeblin rounds its column-minimum sum down even for identical rows
-            notes.append(f"K's rows are identical, so its {coef} coefficient is exactly 0 (chainamp.{coef} "
-                         f"reports {certified:.3g}: its sum is rounded toward the safe side)")
-            certified = 0.0
-    else:
-        K, lam, certified = repair(K0, certify, max_repair,
-                                   f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}")
-    objective = float(np.sum(C * K))
-    if lam > 0.0:
-        notes.append(f"the LP's K was mixed toward uniform rows with weight lam = {lam:.3g}, (1 - lam) K + "
-                     f"lam J / n, so that chainamp's {coef} coefficient is <= gamma (expected loss "
-                     f"+{fmt_number(objective - float(np.sum(C * K0)))})")
-    if not dual <= objective:
-        raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
-    Kop = MarkovOperator.identity(labs) if lam == 0.0 and np.array_equal(K, np.eye(size)) else operator(K, labs, labs)
-    return DesignResult(K=Kop, objective=objective, dual_bound=dual, report=None, notes=tuple(notes), kind="mixing",
-                        coefficient=coef, gamma=g, certified_gamma=float(certified), repair=lam,
-                        solver=None if out is None else out.solver, status=None if out is None else out.status)
+        if g == 0.0:
+            K, lam, certified = K0, 0.0, measure(operator(K0, labs, labs)).gamma
+            if certified > 0.0:  # chainamp.doeblin rounds its column-minimum sum down even for identical rows
+                notes.append(f"K's rows are identical, so its {coef} coefficient is exactly 0 (chainamp.{coef} "
+                             f"reports {certified:.3g}: its sum is rounded toward the safe side)")
+                certified = 0.0
+        else:
+            K, lam, certified = repair(K0, certify, max_repair,
+                                       f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}")
+        bar.update(1)
+        objective = float(np.sum(C * K))
+        if lam > 0.0:
+            notes.append(f"the LP's K was mixed toward uniform rows with weight lam = {lam:.3g}, (1 - lam) K + "
+                         f"lam J / n, so that chainamp's {coef} coefficient is <= gamma (expected loss "
+                         f"+{fmt_number(objective - float(np.sum(C * K0)))})")
+        if not dual <= objective:
+            raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
+        Kop = MarkovOperator.identity(labs) if lam == 0.0 and np.array_equal(K, np.eye(size)) else operator(K, labs, labs)
+        return DesignResult(K=Kop, objective=objective, dual_bound=dual, report=None, notes=tuple(notes), kind="mixing",
+                            coefficient=coef, gamma=g, certified_gamma=float(certified), repair=lam,
+                            solver=None if out is None else out.solver, status=None if out is None else out.status)

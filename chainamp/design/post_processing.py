@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_delta, check_epsilon, check_float_array, fmt_number
+from .._numerics import (DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_delta, check_epsilon,
+                         check_float_array, check_progress, fmt_number, progress_bar, progress_scope)
 from ..amplification import amplify
 from ..errors import InvalidOperatorError, InvalidParameterError, SolverError
 from ..operators import MarkovOperator
@@ -48,7 +49,7 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
                             outputs: Any = None, neighbors: Any = None, solver: str | None = None,
                             lp_feas_atol: float = LP_FEAS_ATOL, design_max_repair: float = DESIGN_MAX_REPAIR,
                             verbose: bool = False,
-                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS) -> DesignResult:
+                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS, progress: bool | None = None) -> DesignResult:
     r"""The least-loss post-processing K of M such that K o M is certified (epsilon, delta)-LDP.
 
     Minimises ``sum_x prior(x) sum_y (M K)(x, y) loss(x, y)`` over Markov operators K from M's outputs to
@@ -109,6 +110,9 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         ``DESIGN_MAX_LP_NONZEROS``, about a few GB in the solver).
     verbose : bool
         Show cvxpy's and the solver's log (default False: the solver prints nothing, its banner included).
+    progress : bool or None
+        A tqdm bar over the three stages (M's exact profile, the LP, the certificate of K): ``None`` (default)
+        shows it when the design runs longer than two seconds, ``True`` at once, ``False`` never.
 
     Returns
     -------
@@ -148,71 +152,81 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
     from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: here, not when chainamp is imported
 
     solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
-    mat = np.asarray(Mop.matrix, dtype=float)
-    # rows accepted within row_sum_atol stand for their normalised rows, which is what amplify certifies:
-    # the LP, its dual bound and the objective are for that operator too
-    mat = mat / mat.sum(axis=1, keepdims=True)
-    C = mat.T @ (pi[:, None] * ell)
-    n = mat.shape[0]
+    progress = check_progress(progress)
+    # three stages, shown past two seconds: M's exact profile, the LP (built and solved), the certificate of K
+    with progress_bar(3, "optimal_post_processing", unit="stage", progress=progress) as bar, \
+            progress_scope(progress):
+        mat = np.asarray(Mop.matrix, dtype=float)
+        # rows accepted within row_sum_atol stand for their normalised rows, which is what amplify certifies:
+        # the LP, its dual bound and the objective are for that operator too
+        mat = mat / mat.sum(axis=1, keepdims=True)
+        C = mat.T @ (pi[:, None] * ell)
+        n = mat.shape[0]
 
-    def certify(K: np.ndarray):
-        rep = amplify(Mop, operator(K, Mop.outputs, outs), neighbors=neighbors, delta=d)
-        return rep if _meets(rep, eps, d) else None
+        def certify(K: np.ndarray):
+            rep = amplify(Mop, operator(K, Mop.outputs, outs), neighbors=neighbors, delta=d)
+            return rep if _meets(rep, eps, d) else None
 
-    def screen(K: np.ndarray) -> bool:  # the stored product's exact profile: guides the repair's search only
-        prof = privacy_profile(MarkovOperator(mat @ K, inputs=Mop.inputs, row_sum_atol=1.0), neighbors)
-        return prof.epsilon(d) <= eps * (1.0 - _SCREEN_RTOL)
+        def screen(K: np.ndarray) -> bool:  # the stored product's exact profile: guides the repair's search only
+            prof = privacy_profile(MarkovOperator(mat @ K, inputs=Mop.inputs, row_sum_atol=1.0), neighbors)
+            return prof.epsilon(d) <= eps * (1.0 - _SCREEN_RTOL)
 
-    what = f"chainamp certifies no eps' <= {eps:g} at delta' = {d:g} for K o M"
-    notes: list[str] = []
-    lp_out = None
-    delta_m = float(privacy_profile(Mop, neighbors).delta(eps))
-    if delta_m <= d:
-        K0 = _bayes(C, Mop.outputs, outs)
-        identity = Mop.outputs == outs and np.array_equal(K0, np.eye(len(outs)))
-        dual = duals.post_processing_bound(C, np.zeros((0, mat.shape[1])), np.zeros((0, mat.shape[1])),
-                                           np.zeros((0, len(outs))), np.zeros(0), n)
-        notes.append(f"M already meets the target (its exact profile gives delta({fmt_number(eps)}) = "
-                     f"{fmt_number(delta_m)} <= {fmt_number(d)}): the privacy constraint is slack and K is the "
-                     f"Bayes decoder{' (the identity)' if identity else ''}")
-    elif eps == 0.0 and d == 0.0 and neighbors is None:
-        c = pi @ ell
-        K0 = np.zeros((mat.shape[1], len(outs)))
-        K0[:, int(np.argmin(c))] = 1.0
-        dual = duals.constant_bound(c)
-        notes.append("epsilon = delta = 0: every feasible M K has equal rows, so the best constant operator "
-                     "is optimal (closed form, no LP)")
-    else:
-        check_lp_size(int(pairs.shape[0]) * mat.shape[1] * len(outs), max_lp_nonzeros, "optimal_post_processing")
-        e = math.exp(eps)
-        A = mat[pairs[:, 0]] - e * mat[pairs[:, 1]]
-        A_abs = mat[pairs[:, 0]] + e * mat[pairs[:, 1]]
-        # pair p's constraint divided by s_p = max_j |A[p, j]| (and its delta budget with it): the same
-        # feasible set, well scaled for the solver when e^eps is large
-        scale = A_abs.max(axis=1, keepdims=True)
-        A, A_abs, budget = A / scale, A_abs / scale, d / scale[:, 0]
-        from .lp import post_processing_lp
+        what = f"chainamp certifies no eps' <= {eps:g} at delta' = {d:g} for K o M"
+        notes: list[str] = []
+        lp_out = None
+        bar.set_postfix_str("the exact profile of M", refresh=False)
+        delta_m = float(privacy_profile(Mop, neighbors).delta(eps))
+        bar.update(1)
+        bar.set_postfix_str("building and solving the LP", refresh=False)
+        if delta_m <= d:
+            K0 = _bayes(C, Mop.outputs, outs)
+            identity = Mop.outputs == outs and np.array_equal(K0, np.eye(len(outs)))
+            dual = duals.post_processing_bound(C, np.zeros((0, mat.shape[1])), np.zeros((0, mat.shape[1])),
+                                               np.zeros((0, len(outs))), np.zeros(0), n)
+            notes.append(f"M already meets the target (its exact profile gives delta({fmt_number(eps)}) = "
+                         f"{fmt_number(delta_m)} <= {fmt_number(d)}): the privacy constraint is slack and K is the "
+                         f"Bayes decoder{' (the identity)' if identity else ''}")
+        elif eps == 0.0 and d == 0.0 and neighbors is None:
+            c = pi @ ell
+            K0 = np.zeros((mat.shape[1], len(outs)))
+            K0[:, int(np.argmin(c))] = 1.0
+            dual = duals.constant_bound(c)
+            notes.append("epsilon = delta = 0: every feasible M K has equal rows, so the best constant operator "
+                         "is optimal (closed form, no LP)")
+        else:
+            check_lp_size(int(pairs.shape[0]) * mat.shape[1] * len(outs), max_lp_nonzeros, "optimal_post_processing")
+            e = math.exp(eps)
+            A = mat[pairs[:, 0]] - e * mat[pairs[:, 1]]
+            A_abs = mat[pairs[:, 0]] + e * mat[pairs[:, 1]]
+            # pair p's constraint divided by s_p = max_j |A[p, j]| (and its delta budget with it): the same
+            # feasible set, well scaled for the solver when e^eps is large
+            scale = A_abs.max(axis=1, keepdims=True)
+            A, A_abs, budget = A / scale, A_abs / scale, d / scale[:, 0]
+            from .lp import post_processing_lp
 
-        lp_out = post_processing_lp(C, A, budget, d > 0.0, solver_name, loud)
-        K0 = stochastic(lp_out.K, feas_atol)
-        dual = duals.post_processing_bound(C, A, A_abs, lp_out.lam, budget, n)
-    K, lam, report = repair(K0, certify, max_repair, what, screen)
-    objective = _objective(mat, K, pi, ell)
-    if lam > 0.0:
-        notes.append(f"the K found was mixed with weight lam = {lam:.3g} of the uniform constant operator, "
-                     f"(1 - lam) K + lam 1 u^T, so that chainamp's rounded-up certificate meets the target "
-                     f"(expected loss +{fmt_number(objective - _objective(mat, K0, pi, ell))})")
-    if not dual <= objective:
-        raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
-    if lam == 0.0 and outs == Mop.outputs and np.array_equal(K, np.eye(len(outs))):
-        Kop = MarkovOperator.identity(outs)
-    else:
-        Kop = operator(K, Mop.outputs, outs)
-    return DesignResult(K=Kop, objective=objective, dual_bound=dual, report=report, notes=tuple(notes),
-                        kind="post_processing", target_epsilon=eps, target_delta=d,
-                        certified_epsilon=_certified_epsilon(report, eps, d), repair=lam,
-                        solver=None if lp_out is None else lp_out.solver,
-                        status=None if lp_out is None else lp_out.status)
+            lp_out = post_processing_lp(C, A, budget, d > 0.0, solver_name, loud)
+            K0 = stochastic(lp_out.K, feas_atol)
+            dual = duals.post_processing_bound(C, A, A_abs, lp_out.lam, budget, n)
+        bar.update(1)
+        bar.set_postfix_str("certifying K (chainamp.amplify)", refresh=False)
+        K, lam, report = repair(K0, certify, max_repair, what, screen)
+        bar.update(1)
+        objective = _objective(mat, K, pi, ell)
+        if lam > 0.0:
+            notes.append(f"the K found was mixed with weight lam = {lam:.3g} of the uniform constant operator, "
+                         f"(1 - lam) K + lam 1 u^T, so that chainamp's rounded-up certificate meets the target "
+                         f"(expected loss +{fmt_number(objective - _objective(mat, K0, pi, ell))})")
+        if not dual <= objective:
+            raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
+        if lam == 0.0 and outs == Mop.outputs and np.array_equal(K, np.eye(len(outs))):
+            Kop = MarkovOperator.identity(outs)
+        else:
+            Kop = operator(K, Mop.outputs, outs)
+        return DesignResult(K=Kop, objective=objective, dual_bound=dual, report=report, notes=tuple(notes),
+                            kind="post_processing", target_epsilon=eps, target_delta=d,
+                            certified_epsilon=_certified_epsilon(report, eps, d), repair=lam,
+                            solver=None if lp_out is None else lp_out.solver,
+                            status=None if lp_out is None else lp_out.status)
 
 
 def _meets(report: Any, eps: float, d: float) -> bool:

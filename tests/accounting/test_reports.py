@@ -267,3 +267,66 @@ def test_validation_k_list():
     K = MarkovOperator(krr_matrix(3, 1.0))
     with pytest.raises(TypeError, match="K must be one operator"):
         amplify_reports(M, [K, K], 2)
+
+
+# --------------------------------------------------------------------------- progress (issue 10, item 4)
+@pytest.fixture
+def fast_lines(monkeypatch):
+    """Plain progress lines with a tiny delay and interval, as the CLI prints them to a CI log."""
+    from chainamp._numerics import progress as P
+
+    monkeypatch.setattr(P, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(P, "PROGRESS_LINE_INTERVAL", 0.0)
+    with P.progress_mode("lines"):
+        yield
+
+
+@pytest.mark.parametrize("memoized, expected", [
+    (True, ["memoized report steps: 3/3 step", "amplify_reports: 2/2 stage"]),
+    (False, ["compose: 2/2 item", "amplify_reports: 3/3 stage"]),
+], ids=["memoized", "fresh"])
+def test_amplify_reports_shows_its_stages(capsys, fast_lines, memoized, expected):
+    M, K = _one_bit(0.5, 0.5, 0.75)
+    quiet = amplify_reports(M, K, 3, memoized=memoized, progress=False)
+    assert capsys.readouterr().err == ""
+    shown = amplify_reports(M, K, 3, memoized=memoized)
+    err = capsys.readouterr().err
+    for text in expected:
+        assert text in err, err
+    assert shown.best.epsilon == quiet.best.epsilon  # progress never changes the result
+
+
+def test_memoized_steps_progress_counts_every_step(capsys, fast_lines):
+    K = MarkovOperator(krr_matrix(3, 1.0))
+    steps = memoized_steps(K, 4, progress=None)
+    assert len(steps) == 4
+    assert "memoized report steps: 4/4 step" in capsys.readouterr().err
+
+
+def test_compose_shows_items_and_the_final_composition(capsys, fast_lines):
+    from chainamp import compose
+
+    prof = compose([DP(1.0), DP(0.5)], counts=[2, 0])
+    assert 1.99 <= prof.epsilon(1e-6) <= 2.0 + 2e-3
+    assert "compose: 2/2 item" in capsys.readouterr().err  # one item with a positive count, then the end
+
+
+@pytest.mark.parametrize("call", ["amplify_reports", "memoized_steps", "compose"])
+def test_progress_keyword_is_validated(call):
+    from chainamp import compose
+
+    M, K = _one_bit(0.5, 0.5, 0.75)
+    fn = {"amplify_reports": lambda: amplify_reports(M, K, 2, progress="yes"),
+          "memoized_steps": lambda: memoized_steps(K, 2, progress=1),
+          "compose": lambda: compose([DP(1.0)], progress="no")}[call]
+    with pytest.raises(TypeError, match=r"progress must be None, True or False \(got "):
+        fn()
+
+
+def test_progress_false_is_silent_even_when_slow(capsys, monkeypatch):
+    from chainamp._numerics import progress as P
+
+    monkeypatch.setattr(P, "PROGRESS_DELAY", 0.0)
+    M, K = _one_bit(0.5, 0.5, 0.75)
+    amplify_reports(M, K, 3, progress=False)
+    assert capsys.readouterr().err == ""

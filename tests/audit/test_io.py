@@ -175,7 +175,8 @@ BAD = [
     ("repeat-rect", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1], [1]]\nrepeat = 2\n",
      r"steps\[0\]\.repeat: a repeated step needs the same input and output labels"),
     ("kron-size", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[0.5, 0.5], [0.5, 0.5]]\nkron = 13\n",
-     r"steps\[0\]\.kron: 13 copies of a 2x2 operator would exceed 16777216 entries"),
+     r"steps\[0\]\.kron: 13 copies of a 2x2 operator have about 6.71e\+07 matrix entries \(2\^13 x 2\^13, dense\), "
+     r"above the 16777216"),
     ("step-name", HEAD + "[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\nname = 1\n",
      r"steps\[0\]\.name: must be a string"),
     ("labels-count", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\nmatrix = [[1]]\noutputs = ["a", "b"]\n',
