@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import integrate
 
 from .._numerics import (QUAD_EPSREL, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_choice, check_order, check_positive,
                          check_real, round_up)
@@ -244,6 +243,8 @@ class _GaussianSemigroup:
 
         def integrand(u: float) -> float:
             return self._kappa_worst_times_s(t * math.exp(u), sens)
+
+        from scipy import integrate  # imported on use
 
         value, abserr = integrate.quad(integrand, 0.0, _QUAD_U_MAX, epsabs=0.0, epsrel=epsrel, limit=200)
         # quad's error: its estimate, but at least the requested relative accuracy. The dropped

@@ -15,8 +15,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._numerics import check_memory
+from ..errors import InvalidOperatorError
 
-__all__ = ["check_identity", "checked_product", "check_densify", "LABEL_BYTES"]
+__all__ = ["check_identity", "checked_product", "check_densify", "LABEL_BYTES", "row_normalize"]
 
 #: Bytes per label held by an operator (the label object, its tuple slot and its entry in the index dict),
 #: counted once for the inputs and once for the outputs.
@@ -65,3 +66,15 @@ def check_densify(shape: tuple, nnz: int) -> None:
     n, m = shape
     check_memory(8.0 * n * m, f"a dense {n} x {m} copy of a sparse operator with {nnz} non-zeros",
                  hint="use .sparse (or K.row(x)) instead of .matrix")
+
+
+def row_normalize(A: sp.csr_matrix, nodes: list, name: str) -> sp.csr_matrix:
+    """The rows of a graph's weight matrix divided by their sums (negative weights and dead ends refused)."""
+    if A.nnz and A.data.min() < 0:
+        raise InvalidOperatorError(f"{name} has a negative edge weight ({A.data.min()!r})")
+    sums = np.asarray(A.sum(axis=1)).ravel()
+    if np.any(sums <= 0):
+        i = int(np.argmax(sums <= 0))
+        raise InvalidOperatorError(
+            f"{name}: node {nodes[i]!r} has no out-edge with positive weight (add a self-loop to make it absorbing)")
+    return sp.csr_matrix(sp.diags(1.0 / sums) @ A)

@@ -18,12 +18,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
 from .._numerics import ROW_SUM_ATOL, check_int, check_real
-from ._guards import check_densify, check_identity, checked_product
+from ._guards import check_densify, check_identity, checked_product, row_normalize as _row_normalize
 from ..errors import IncompatibleOperatorsError, InvalidOperatorError, InvalidParameterError
 
 __all__ = ["MarkovOperator", "kron"]
@@ -393,10 +392,12 @@ class MarkovOperator:
 
         Examples
         --------
+        >>> import networkx as nx
         >>> G = nx.DiGraph([("a", "b", {"weight": 1.0}), ("b", "a", {"weight": 0.5}), ("b", "b", {"weight": 0.5})])
         >>> MarkovOperator.from_graph(G).matrix.tolist()
         [[0.0, 1.0], [0.5, 0.5]]
         """
+        import networkx as nx  # imported on use: about 0.1 s that `import chainamp` should not pay
         if not isinstance(G, nx.Graph):
             raise TypeError(f"G must be a networkx graph, got {type(G).__name__}")
         if G.number_of_nodes() == 0:
@@ -417,10 +418,12 @@ class MarkovOperator:
 
         Examples
         --------
+        >>> import networkx as nx
         >>> K = MarkovOperator.random_walk(nx.path_graph(3), laziness=0.5)
         >>> K.matrix.round(3).tolist()
         [[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]]
         """
+        import networkx as nx  # imported on use: about 0.1 s that `import chainamp` should not pay
         if not isinstance(G, nx.Graph):
             raise TypeError(f"G must be a networkx graph, got {type(G).__name__}")
         lazy = check_real(laziness, "laziness")
@@ -440,6 +443,8 @@ class MarkovOperator:
         For a square operator the nodes are its states. Otherwise nodes are
         ``("input", x)`` and ``("output", y)`` with a ``bipartite`` attribute 0 / 1.
         """
+        import networkx as nx
+
         coo = self.sparse.tocoo()
         G = nx.DiGraph()
         if self.is_square:
@@ -453,17 +458,6 @@ class MarkovOperator:
             (("input", self._inputs[i]), ("output", self._outputs[j]), float(w))
             for i, j, w in zip(coo.row, coo.col, coo.data))
         return G
-
-
-def _row_normalize(A: sp.csr_matrix, nodes: list, name: str) -> sp.csr_matrix:
-    if A.nnz and A.data.min() < 0:
-        raise InvalidOperatorError(f"{name} has a negative edge weight ({A.data.min()!r})")
-    sums = np.asarray(A.sum(axis=1)).ravel()
-    if np.any(sums <= 0):
-        i = int(np.argmax(sums <= 0))
-        raise InvalidOperatorError(
-            f"{name}: node {nodes[i]!r} has no out-edge with positive weight (add a self-loop to make it absorbing)")
-    return sp.csr_matrix(sp.diags(1.0 / sums) @ A)
 
 
 def _preview(labels: tuple, k: int = 4) -> str:

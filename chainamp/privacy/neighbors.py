@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-import networkx as nx
+import sys
+
 import numpy as np
 
 from ..errors import InvalidMechanismError
@@ -37,7 +38,8 @@ def neighbor_pairs(labels: Iterable[Hashable], neighbors: Any = None) -> np.ndar
         if out.size == 0:
             raise InvalidMechanismError(f"the neighbour relation is empty: only {n} input label(s) {labs!r}")
         return out
-    if isinstance(neighbors, nx.Graph):
+    nx = sys.modules.get("networkx")  # a networkx graph exists only once networkx is imported
+    if nx is not None and isinstance(neighbors, nx.Graph):
         for node in neighbors.nodes:
             if node not in index:
                 raise InvalidMechanismError(f"neighbour graph has node {node!r} that is not an input label")

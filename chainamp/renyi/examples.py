@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from .._numerics import check_order, check_positive, check_real, round_up
 from ..errors import InvalidParameterError
@@ -235,6 +234,8 @@ def iterated_laplace_optimal(u: float, v: float, lambda1: float, lambda2: float,
     gap = abs(u_ - v_)
     cands = [0.0, gap]
     if gap > 0 and not math.isinf(a):
+        from scipy.optimize import minimize_scalar  # imported on use (about 0.1 s)
+
         res = minimize_scalar(lambda t: sum(_laplace_terms(t, gap, l1, l2, a)), bounds=(0.0, gap),
                               method="bounded", options={"xatol": 1e-10 * max(gap, 1.0)})
         cands.append(float(min(max(res.x, 0.0), gap)))

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
 import numpy as np
 
 from .._numerics import (check_choice, check_delta, check_distribution, check_epsilon, check_int, check_real,
@@ -183,6 +182,8 @@ def _builtin(M: MarkovOperator, family: str, graph: Any, laziness: float):
             return eps, mechanisms.randomized_response(m, eps, labels=outs)
         return f"a second {m}-ary randomized response on its outputs (parameter: its epsilon)", build
     if family == "lazy_walk":
+        import networkx as nx  # imported on use (about 0.1 s)
+
         if graph is None:
             G, where = nx.cycle_graph(list(outs)), "a cycle over"
         else:
