@@ -317,3 +317,20 @@ def test_import_chainamp_does_not_import_cvxpy_until_lp_is_used():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(PKG.parent)})
     assert out.stdout.split() == ["False", "True", "True"]
+
+
+HEAVY_ON_USE = ("cvxpy", "matplotlib", "networkx", "scipy.optimize", "scipy.integrate", "scipy.sparse.csgraph",
+                "dask", "distributed", "tqdm", "numba", "dp_accounting", "pandas")
+
+
+def test_import_chainamp_imports_no_heavy_dependency():
+    """Every CLI call pays `import chainamp` (issue 10: under 0.5 s): the dependencies below are imported where
+    they are used, never at import time."""
+    import os
+    import subprocess
+    import sys
+
+    code = f"import sys, chainamp; print([m for m in {HEAVY_ON_USE!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(PKG.parent)})
+    assert out.stdout.strip() == "[]"
