@@ -35,7 +35,9 @@ __all__ = ["CATALOGUE", "PROFILES", "GRAPHS"]
 #: (looked up in ``chainamp.privacy.mechanisms``, then ``chainamp.privacy.adapters``).
 CATALOGUE = ("binary_randomized_response", "randomized_response", "nu_randomized_response", "rappor_permanent",
              "rappor_instantaneous", "rappor_pipeline", "symmetric_unary_encoding",
-             "optimized_unary_encoding", "exponential_mechanism", "from_multi_freq_ldpy")
+             "optimized_unary_encoding", "unary_encoding", "exponential_mechanism", "from_multi_freq_ldpy")
+#: Catalogue functions that return structured operators (never densified unless asked): no cap on k.
+_STRUCTURED = ("randomized_response", "unary_encoding")
 
 #: Catalogue entries that may return several operators: the ``part`` key picks one (an attribute of the
 #: result), and is required exactly when the result is not one operator (``from_multi_freq_ldpy`` returns
@@ -324,11 +326,11 @@ def _relabel(op: MarkovOperator, spec: dict, ctx: _Ctx, fld: str, atol: float) -
 def _catalogue_functions() -> dict:
     """The allow-listed catalogue functions present in this chainamp, by name (looked up lazily, in the
     mechanism catalogue and then the adapters of :mod:`chainamp.privacy`)."""
-    from ..privacy import adapters, mechanisms
+    from ..privacy import adapters, encodings, mechanisms
 
     found = {}
     for n in CATALOGUE:
-        fn = getattr(mechanisms, n, None) if callable(getattr(mechanisms, n, None)) else getattr(adapters, n, None)
+        fn = next((f for f in (getattr(mod, n, None) for mod in (mechanisms, encodings, adapters)) if callable(f)), None)
         if callable(fn):
             found[n] = fn
     return found
@@ -347,7 +349,7 @@ def _catalogue(spec: dict, ctx: _Ctx, fld: str, reserved: set) -> tuple[MarkovOp
     if parts and part is not None and part not in parts:
         raise ctx.error(f"{fld}.part", f"catalogue {name!r} needs part = one of {', '.join(parts)} (got {part!r})")
     k = params.get("k")
-    if isinstance(k, int) and not isinstance(k, bool) and k > _MAX_NODES // 20:
+    if isinstance(k, int) and not isinstance(k, bool) and k > _MAX_NODES // 20 and name not in _STRUCTURED:
         raise ctx.error(f"{fld}.k", f"must be <= {_MAX_NODES // 20} (a dense k x k operator; got {k})")
     op = _call(functions[name], params, ctx, fld, f"catalogue {name!r}")
     if parts and isinstance(op, MarkovOperator) and part is not None:

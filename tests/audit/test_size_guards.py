@@ -168,3 +168,33 @@ def test_a_coarsening_is_never_an_n_by_g_dense_block_when_large(n, sparse):
     assert op.shape == (n, n // 2 if n == 200 else n)
     rows = op.sparse.tocsr()
     assert all(rows[i].toarray().ravel()[op.output_index(groups[str(i)])] == 1.0 for i in (0, n // 2, n - 1))
+
+
+# --------------------------------------------------------------------------- structured catalogue entries
+def rr_doc(k: int) -> dict:
+    return {"format": FORMAT, "mechanism": {"catalogue": "randomized_response", "k": k, "epsilon": 3.0},
+            "steps": [{"catalogue": "randomized_response", "k": k, "epsilon": 1.0}],
+            "claims": [{"epsilon": 0.5, "delta": 1e-6}]}
+
+
+def test_structured_catalogue_k_is_not_capped_and_is_audited_without_densifying():
+    """randomized_response is a SymmetricChannel: a 10^6-ary pipeline is audited per orbit, under 200 MB."""
+    with resource_limits(memory="200MB"):
+        result = cio.audit(parse_pipeline(rr_doc(10**6)))
+    assert result.ok
+    assert parse_pipeline(rr_doc(10**6)).operators[0].shape == (10**6, 10**6)
+
+
+def test_dense_catalogue_k_stays_capped():
+    document = {"format": FORMAT, "mechanism": {"epsilon": 1.0},
+                "steps": [{"catalogue": "from_multi_freq_ldpy", "k": 5001, "protocol": "GRR", "epsilon": 1.0}]}
+    assert "must be <= 5000 (a dense k x k operator; got 5001)" in refused_fast(document)
+
+
+def test_unary_encoding_is_in_the_catalogue():
+    document = {"format": FORMAT,
+                "mechanism": {"catalogue": "unary_encoding", "k": 6, "epsilon": 2.0, "kind": "OUE"},
+                "steps": [{"catalogue": "binary_randomized_response", "epsilon": 1.0, "kron": 6}],
+                "claims": [{"epsilon": 0.8}]}
+    result = cio.audit(parse_pipeline(document))
+    assert result.ok
