@@ -29,6 +29,11 @@ is rounded toward the safe side; a search over epsilon returns the upper end of 
 bracket at which the bound was *evaluated* and found to hold, so it is certified
 even where a curve is not monotone.
 
+The searches of ``tight`` and ``theorem1.hockey_stick`` are guided: a step whose delta' exceeds the target
+already with a certified LOWER bound of K's coefficient (the pairs that attained earlier coefficients,
+evaluated exactly at the new order) is refuted without a scan, and the steps left open are certified once
+at the end of the bracket (:class:`.sources.CurveSource`, ``guided=True``).
+
 The input side lives in :mod:`.inputs`, the bound sources in :mod:`.sources` and the report in
 :mod:`.report`; ``amplify_operator`` (amplify for an already normalised input) is shared with
 :mod:`.steps`.
@@ -48,7 +53,7 @@ from .bounds import (BOUND_SOURCES, Bound, doeblin_amplifies_delta, doeblin_fron
                      theorem1_dobrushin, theorem1_doeblin, theorem1_hockey_stick, theorem1_ultra_mixing)
 from ..errors import InvalidMechanismError
 from ..mixing import dobrushin, dobrushin_curve, doeblin, ldp_guarantee, ultra_mixing
-from ..operators import EXACT, MarkovOperator, multiply, operator_error, ProductError
+from ..operators import EXACT, MarkovOperator, multiply, operator_error, ProductError, StructuredOperator
 from ..privacy import DP, ExactProfile, privacy_profile  # noqa: F401 (DP: the doctest of amplify)
 from .inputs import (Adjust, InputMechanism, as_input_mechanism, compose_with_error, normalised_profile,
                      reachable_inputs)
@@ -60,6 +65,12 @@ __all__ = ["amplify"]
 _FRONTIER_POINTS = 9
 #: Pairs of inputs that attained a coefficient of K, kept to refute bisection steps of the tight bound cheaply.
 _WITNESSES = 4
+#: Witness rows are kept (densely) only for operators with at most this many outputs.
+_WITNESS_MAX_OUTPUTS = 2**22
+#: The guided search (see the module docstring) is used when a coefficient of K costs a pair scan, i.e.
+#: ``n^2 m`` above this (and K is not structured); otherwise coefficients are one exact pass (or per orbit)
+#: and the plain bisection is kept as it is.
+_GUIDED_MIN_WORK = 2**16
 
 
 def _pairs_lower(witnesses, order: float) -> float:
@@ -140,9 +151,14 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
     if isinstance(profile, ExactProfile) and (progress is not None or executor is not None):
         profile = profile.using(**run)
     err_m = EXACT
+    invert = None  # how profile_points inverts the input profile
     if mech.kind == "finite":
         err_m = operator_error(mech.matrix)
-        profile = normalised_profile(profile, Adjust(err_m, mech.matrix.shape[1]))
+        raw_profile, adj_m = profile, Adjust(err_m, mech.matrix.shape[1])
+        profile = normalised_profile(profile, adj_m)
+        if not adj_m.exact:  # the widened profile's own inversion evaluates it point by point
+            def invert(d: float) -> float:
+                return adj_m.epsilon_bracket(raw_profile.epsilon, d)
     target = target_delta_for(mech, profile, delta)
     used = reachable_inputs(mech, Kop, inputs)
     if not used:
@@ -158,8 +174,11 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
     witnesses: list[tuple[np.ndarray, np.ndarray]] = []  # rows of pairs that attained a coefficient
 
     def remember(res) -> None:
+        if isinstance(Kr, StructuredOperator) or Kr.shape[1] > _WITNESS_MAX_OUTPUTS:  # (structured: exact per
+            return  # orbit already, and a dense row may not even fit in memory)
         if res.pair is not None and len(witnesses) < _WITNESSES and not any(w[2] == res.pair for w in witnesses):
-            witnesses.append((Kr.row(res.pair[0]), Kr.row(res.pair[1]), res.pair))
+            rows = [np.asarray(Kr.row(x), dtype=float) for x in res.pair]
+            witnesses.append((rows[0], rows[1], res.pair))
 
     remember(dob)
 
@@ -180,7 +199,9 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
     if mech.kind in ("dp", "points"):
         points = [(p.epsilon, p.delta) for p in mech.points]
     else:
-        points = profile_points(profile, target, [g_tv, g_doe, g_ult])
+        points = profile_points(profile, target, [g_tv, g_doe, g_ult], invert)
+    # brackets for the searches below (each verified where used: any eps is sound)
+    inv = profile.epsilon if invert is None else invert
     # all Theorem 1(2) orders at once: one pass over the pairs of K (dobrushin_curve)
     # a profile's Theorem 1(1)/(2) are curves (below): its points only feed the Doeblin and ultra-mixing clauses
     pointwise = mech.kind in ("dp", "points")
@@ -211,8 +232,8 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
     if mech.kind in ("profile", "finite"):
         sources[0] = CurveSource(
             "theorem1.dobrushin", lambda e: theorem1_dobrushin(e, min(profile.delta(e), 1.0), g_tv),
-            upper=lambda d: profile.epsilon(min(d / g_tv, 1.0)) if g_tv > 0 else 0.0,
-            epsilon_for=lambda d: profile.epsilon(min(d / g_tv, 1.0)) if g_tv > 0 else 0.0)
+            upper=lambda d: inv(min(d / g_tv, 1.0)) if g_tv > 0 else 0.0,
+            epsilon_for=lambda d: inv(min(d / g_tv, 1.0)) if g_tv > 0 else 0.0)
 
     # ---- LDP table and the tight black-box bound
     def ldp_bracket(d: float) -> float:
@@ -253,13 +274,14 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
         return None
 
     # at eps' = epsilon_M(d) the input itself has alpha <= d, so tight <= alpha <= d there
-    sources.append(CurveSource("tight", tight, upper=lambda d: first_finite(lambda: profile.epsilon(d),
+    guided = not isinstance(Kr, StructuredOperator) and Kr.shape[0] ** 2 * Kr.shape[1] > _GUIDED_MIN_WORK
+    sources.append(CurveSource("tight", tight, upper=lambda d: first_finite(lambda: inv(d),
                                                                                lambda: ldp_bracket(d)),
-                               quick=tight_quick))
+                               quick=tight_quick, guided=guided))
     if mech.kind in ("profile", "finite"):
         sources[1] = CurveSource("theorem1.hockey_stick", lambda e: tight(e, "theorem1.hockey_stick"),
-                                  upper=lambda d: profile.epsilon(d),
-                                  quick=lambda e, d: tight_quick(e, d, "theorem1.hockey_stick"))
+                                  upper=lambda d: inv(d),
+                                  quick=lambda e, d: tight_quick(e, d, "theorem1.hockey_stick"), guided=guided)
 
     # ---- exact profile of the finite pipeline
     exact_bound = None

@@ -23,6 +23,8 @@ from .inputs import InputMechanism
 __all__: list[str] = []
 
 _GRID_POINTS = 32
+#: Rounds of the guided search (:meth:`CurveSource._guided_search`) before the plain bisection takes over.
+_GUIDED_ROUNDS = 3
 
 
 class PairSource:
@@ -50,16 +52,20 @@ class CurveSource:
     ``quick(eps', delta)``, when given, may settle a bisection step without the costly ``make``: a certified
     Bound with ``delta' <= delta`` (the step holds), False (it provably fails) or None (unknown: ``make`` is
     called). A quick answer only replaces a step whose exact answer it implies, so the search visits the same
-    eps' and returns the same epsilon'; the bound returned is ``make``'s at that epsilon'."""
+    eps' and returns the same epsilon'; the bound returned is ``make``'s at that epsilon'. With ``guided=True``
+    the steps ``quick`` leaves open are first taken as provisionally holding (:meth:`_guided_search`): the
+    answer is still a point where ``make`` holds, within the bisection tolerance of a refuted point, but may
+    differ from the plain bisection's within that tolerance."""
 
     def __init__(self, name: str, make: Callable[[float], Bound],
                  upper: Callable[[float], float], epsilon_for: Callable[[float], float] | None = None,
-                 quick: Callable[[float, float], Bound | bool | None] | None = None):
+                 quick: Callable[[float, float], Bound | bool | None] | None = None, guided: bool = False):
         self.name = name
         self._make = make
         self._upper = upper
         self._epsilon_for = epsilon_for
         self._quick = quick
+        self._guided = guided and quick is not None
         self._cache: dict[float, Bound] = {}
 
     def __repr__(self) -> str:
@@ -98,6 +104,8 @@ class CurveSource:
         if hit is None:
             return None
         lo = 0.0
+        if self._guided:
+            lo, hi, hit = self._guided_search(delta, lo, hi, hit)
         while hi - lo > max(BISECTION_ATOL, BISECTION_RTOL * hi):
             mid = 0.5 * (lo + hi)
             cand = self._holds(mid, delta, quick=True)
@@ -108,6 +116,39 @@ class CurveSource:
         if hi not in self._cache:  # a quick certificate: the exact bound there (kept if rounding disagrees)
             hit = self._holds(hi, delta) or hit
         return hit
+
+    def _guided_search(self, delta: float, lo: float, hi: float, hit: Bound) -> tuple[float, float, Bound]:
+        """Narrow ``[lo, hi]`` (``lo`` fails or is 0, ``hi`` certified by ``hit``) mostly without ``make``.
+
+        The steps ``quick`` leaves open (``None``: its lower bound does not refute them) are taken as holding
+        *provisionally*, so a bisection on ``quick`` alone finds where its refutation stops; then ``make``
+        certifies that one point. If it fails there, that point is a certified lower end and the search goes on
+        from it (``make`` also sharpens ``quick``); after a few rounds the plain bisection finishes. Only points
+        at which ``make`` or ``quick`` certified a bound become ``hi``, and only points they refuted become
+        ``lo``, so the bracket is sound; the eps' returned may differ from the plain bisection's within its
+        tolerance."""
+        for _ in range(_GUIDED_ROUNDS):
+            a, b = lo, hi
+            while b - a > max(BISECTION_ATOL, BISECTION_RTOL * b):
+                mid = 0.5 * (a + b)
+                if mid not in self._cache and self._quick(mid, delta) is None:
+                    b = mid  # open: provisionally holding
+                    continue
+                q = self._holds(mid, delta, quick=True)  # settled by quick (or already evaluated)
+                if q is None:
+                    a = lo = mid
+                else:
+                    b = hi = mid
+                    hit = q
+            if b >= hi:
+                break
+            cand = self._holds(b, delta)
+            if cand is None:
+                lo = b
+            else:
+                hi, hit = b, cand
+                break
+        return lo, hi, hit
 
 
 
@@ -143,17 +184,23 @@ def target_delta_for(mech: InputMechanism, profile: PrivacyProfile, delta) -> fl
     raise InvalidMechanismError(f"{mech.description} has no pure-DP level: pass delta= (the delta' to report at)")
 
 
-def profile_points(profile: PrivacyProfile, target: float, gammas: Sequence[float]) -> list[tuple[float, float]]:
-    """Points (eps, delta_M(eps)) of the input profile at which the clauses are applied."""
+def profile_points(profile: PrivacyProfile, target: float, gammas: Sequence[float],
+                   invert: Callable[[float], float] | None = None) -> list[tuple[float, float]]:
+    """Points (eps, delta_M(eps)) of the input profile at which the clauses are applied.
+
+    ``invert(d)``, when given, replaces ``profile.epsilon(d)`` in choosing the eps (e.g. the bracket from the
+    unwidened profile of a finite M, much cheaper to invert): any eps gives a valid point, since every point's
+    delta is ``profile.delta(eps)`` itself."""
+    invert = profile.epsilon if invert is None else invert
     top = profile.pure_epsilon
     if not math.isfinite(top):
-        top = profile.epsilon(1e-15)
+        top = invert(1e-15)
     eps = list(np.linspace(0.0, top, _GRID_POINTS)) if math.isfinite(top) else []
-    for g in gammas:
-        for d in (target, target / g if g > 0 else 1.0):
-            if 0.0 < d <= 1.0:
-                e = profile.epsilon(min(d, 1.0))
-                if math.isfinite(e):
-                    eps.append(e)
+    wanted = dict.fromkeys(d for g in gammas for d in (target, target / g if g > 0 else 1.0))  # each inverted once
+    for d in wanted:
+        if 0.0 < d <= 1.0:
+            e = invert(min(d, 1.0))
+            if math.isfinite(e):
+                eps.append(e)
     eps = sorted(set(float(e) for e in eps))
     return [(e, float(min(profile.delta(e), 1.0))) for e in eps]

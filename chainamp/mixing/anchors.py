@@ -22,6 +22,13 @@ every pair whose bound is below the best certified lower bound is out; if few pa
 evaluated, else everything is rescanned. The result is the largest bound left (never below the
 exact maximum), the witness its first pair in row-major order. Results may differ in the last
 digits with the history of queries on the operator (never below the exact value).
+
+Narrowed pass (:func:`_narrow`, tried first): with an anchor ``U_a`` at ``eps_a <= eps``, the best pairs of
+``U_a`` are evaluated at eps for a certified lower bound, and only the pairs whose ``U_a`` reaches it get
+derived bounds and evaluations; the others keep ``U_a`` (valid by monotonicity), so a bisection's steps
+cost O(candidates) instead of several n x n passes. When a full pass is unavoidable, the caller may
+supply one cheaper than the tile scan (the enumeration of active terms at large eps, :mod:`.pruning`),
+whose per-pair upper bounds are kept as the anchor like a scan's.
 """
 
 from __future__ import annotations
@@ -208,8 +215,13 @@ def _narrow(prep: _Prep, eps: float, c: float) -> tuple[np.ndarray, float] | Non
     return B, low
 
 
-def anchored_max(prep: _Prep, eps: float, c: float, *, executor=None, progress=None) -> tuple[float, int, int]:
-    """``max_{x != x'} D_{e^eps}(K_x || K_x')`` rounded up, and its pair, reusing and storing anchors."""
+def anchored_max(prep: _Prep, eps: float, c: float, *, executor=None, progress=None,
+                 full=None) -> tuple[float, int, int]:
+    """``max_{x != x'} D_{e^eps}(K_x || K_x')`` rounded up, and its pair, reusing and storing anchors.
+
+    ``full``, when given, is tried before a full scan: a callable returning ``(U, low)`` (an n x n matrix of
+    rigorous per-pair upper bounds at eps, diagonal -inf, and a certified lower bound of the maximum) or None
+    (e.g. the enumeration of active terms of :mod:`.pruning` at large eps)."""
     n = prep.n
     B = _snapshot(prep, touch=[eps]).get(eps)
     if B is None:
@@ -217,7 +229,7 @@ def anchored_max(prep: _Prep, eps: float, c: float, *, executor=None, progress=N
         if narrowed is not None:
             B, low = narrowed
         else:
-            B, low = _whole(prep, eps, c, executor=executor, progress=progress)
+            B, low = _whole(prep, eps, c, executor=executor, progress=progress, full=full)
         flat = B.ravel()
         cand = np.flatnonzero(flat >= low)
         if cand.size <= TIE_BUDGET:  # more would be near-ties: their own bounds are within (m + 8) u
@@ -228,7 +240,7 @@ def anchored_max(prep: _Prep, eps: float, c: float, *, executor=None, progress=N
     return min(max(float(B.flat[k]), 0.0), 1.0), k // n, k % n
 
 
-def _whole(prep: _Prep, eps: float, c: float, *, executor=None, progress=None) -> tuple[np.ndarray, float]:
+def _whole(prep: _Prep, eps: float, c: float, *, executor=None, progress=None, full=None) -> tuple[np.ndarray, float]:
     """Bounds at eps for every pair: from all anchors, the best pairs evaluated, or a full scan."""
     n = prep.n
     B = prior = _from_anchors(prep, eps, c)
@@ -254,6 +266,9 @@ def _whole(prep: _Prep, eps: float, c: float, *, executor=None, progress=None) -
             flat[cand] = np.minimum(flat[cand], ups)
             low = max(low, float(lows.max()))
     if B is None:
-        U, low = scan_matrix(prep, c, executor=executor, progress=progress, desc=f"pairs (eps={eps:.4g})")
+        got = full() if full is not None else None
+        if got is None:
+            got = scan_matrix(prep, c, executor=executor, progress=progress, desc=f"pairs (eps={eps:.4g})")
+        U, low = got
         B = U if prior is None else np.minimum(U, prior, out=U)  # prior: only tightened where evaluated
     return B, low

@@ -275,6 +275,7 @@ def _prepare(K: MarkovOperator, block_size: int | None) -> _Prep:
         hit = _PREP_CACHE.get(k)
         if hit is not None:
             hit[1].cache.pop("anchors", None)
+            hit[1].cache.pop("sorted_columns", None)
     smalls = [k for k, (_, p) in list(_PREP_CACHE.items()) if p.n * p.m <= 2**16]
     while len(smalls) > 8:
         _PREP_CACHE.pop(smalls.pop(0), None)

@@ -24,7 +24,8 @@ import scipy.sparse as sp
 from .anchors import anchored_max, anchors_allowed
 from .pairwise import _INF_EPS, _TINY, _U, _Prep, _eval_pairs, _hockey_rows, _max_inf, _rows
 from .scan import scan_max
-from .._numerics import progress_bar, scaled_by_exp
+from .._numerics import check_memory, progress_bar, scaled_by_exp
+from ..errors import ResourceLimitError
 
 __all__ = []
 
@@ -46,7 +47,22 @@ def _scaled_inv(p: np.ndarray, eps: float) -> np.ndarray:
     return (p * h) * h
 
 
-def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int, int] | None:
+def _sorted_columns(prep: _Prep):
+    """(row order, sorted values) of every column of a dense K, kept in ``prep.cache`` for the next eps
+    (independent of eps); None when the n x m copies do not fit (each enumeration then sorts its blocks)."""
+    kept = prep.cache.get("sorted_columns")
+    if kept is None:
+        n, m = prep.n, prep.m
+        try:
+            check_memory(12.0 * n * m, f"the sorted columns of a {n} x {m} operator kept across eps")
+        except ResourceLimitError:
+            return None
+        order = np.argsort(prep.data, axis=0, kind="stable").astype(np.int32)
+        kept = prep.cache.setdefault("sorted_columns", (order, np.take_along_axis(prep.data, order, axis=0)))
+    return kept
+
+
+def _enumerate_hockey(prep: _Prep, eps: float, budget: int, matrix: bool = False):
     """All ordered pairs at once by enumerating the ACTIVE terms only (large eps).
 
     A term ``[K(x,y) - c K(x',y)]_+`` with ``K(x',y) > 0`` is positive only when
@@ -58,7 +74,9 @@ def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int,
     needed (estimated from a sample of columns: one term costs about as much as 128
     entries of the L1 pass). The result is rounded up by ``(m + 2) u`` relatively plus
     ``8u max_x sum K_x`` (the terms' own errors), so it may exceed the exact value by
-    about 1e-15.
+    about 1e-15. With ``matrix=True`` returns instead ``(U, low)``: the n x n matrix of those
+    per-pair upper bounds (diagonal -inf; kept as an anchor by :mod:`.anchors`) and the best
+    per-pair lower bound (the same error taken off).
     """
     data, n, m = prep.data, prep.n, prep.m
     if not isinstance(data, np.ndarray) or n > _ENUM_MAX_N:  # sparse, or a dask-backed operator's row reader
@@ -67,10 +85,14 @@ def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int,
 
     def columns():
         """Per column: (values p, sorted column w, sorted row order, first positive z, rows, k)."""
+        kept = _sorted_columns(prep)
         for y0 in range(0, m, width):
             blk = data[:, y0:y0 + width]
-            order = np.argsort(blk, axis=0, kind="stable")
-            srt = np.take_along_axis(blk, order, axis=0)
+            if kept is None:
+                order = np.argsort(blk, axis=0, kind="stable")
+                srt = np.take_along_axis(blk, order, axis=0)
+            else:
+                order, srt = kept[0][:, y0:y0 + width], kept[1][:, y0:y0 + width]
             for t in range(blk.shape[1]):
                 w = srt[:, t]
                 z = int(np.searchsorted(w, 0.0, side="right"))  # first positive entry
@@ -127,6 +149,13 @@ def _enumerate_hockey(prep: _Prep, eps: float, budget: int) -> tuple[float, int,
     # terms: 7u p each where (near-)active, so at most 8u s_x per pair in all, plus
     # underflow (2**-1074 per term) and the (m + 2) u of the sums
     slack = 8 * _U * float(prep.sums.max()) * (1.0 + (m + 2) * _U) + m * _TINY
+    if matrix:
+        low = math.nextafter(best * (1.0 - (m + 2) * _U) - slack, -math.inf)
+        val *= 1.0 + (m + 2) * _U
+        val += slack
+        np.nextafter(val, math.inf, out=val)
+        np.fill_diagonal(val, -math.inf)
+        return val, low
     return min(math.nextafter(best * (1.0 + (m + 2) * _U) + slack, math.inf), 1.0), i, j
 
 
@@ -194,7 +223,11 @@ def _max_hockey(prep: _Prep, eps: float, *, executor=None, progress=None) -> tup
             return _all_pairs_max(prep, eps)
     c = math.exp(eps)
     if anchored:
-        return anchored_max(prep, eps, c, executor=executor, progress=progress)
+        full = None
+        if (2 * prep.m + 16) * _U * c > _ENUM_FROM:  # few active terms: enumerate them rather than scan
+            def full():
+                return _enumerate_hockey(prep, eps, budget=max(n * n * prep.m // 128, 2**20), matrix=True)
+        return anchored_max(prep, eps, c, executor=executor, progress=progress, full=full)
     return scan_max(prep, eps, c, executor=executor, progress=progress)
 
 

@@ -30,7 +30,7 @@ from scipy.special import expit
 
 from .._numerics import check_choice, check_int, check_positive, check_probability
 from ..errors import InvalidParameterError
-from ..operators import MarkovOperator
+from ..operators import MarkovOperator, SymmetricChannel
 from .mechanisms import RAPPOR_MAX_BITS, _bit_channel, _bitwise
 
 __all__ = ["LongitudinalPipeline", "from_pure_ldp", "from_multi_freq_ldpy", "MULTI_FREQ_LDPY_PROTOCOLS"]
@@ -108,10 +108,10 @@ class LongitudinalPipeline:
 
 # ------------------------------------------------------------------ shared builders
 def _grr(k: int, keep: float, other: float, labels: Sequence[Hashable]) -> MarkovOperator:
-    """k x k matrix with ``keep`` on the diagonal and ``other`` elsewhere."""
-    mat = np.full((k, k), other)
-    np.fill_diagonal(mat, keep)
-    return MarkovOperator(mat, labels, labels)
+    """k x k operator with ``keep`` on the diagonal and ``other`` elsewhere, kept by its structure
+    (:class:`~chainamp.operators.SymmetricChannel`: two doubles; coefficients, profiles and reports per orbit
+    of input pairs, and ``.matrix`` densifies on request)."""
+    return SymmetricChannel(k, keep, other, labels)
 
 
 def _check_bits(n: int, name: str) -> int:
