@@ -170,7 +170,7 @@ def _remember(prep: _Prep, eps: float, B: np.ndarray) -> None:
             del store[next(e for e in store if e != first)]
 
 
-def _narrow(prep: _Prep, eps: float, c: float) -> tuple[np.ndarray, float] | None:
+def _narrow(prep: _Prep, eps: float, c: float) -> tuple[np.ndarray, float, int] | None:
     """Bounds at eps touching only the pairs that can still matter, or None (then the whole-matrix path).
 
     With an anchor ``U_a`` at ``eps_a <= eps`` (monotonicity: ``U_a`` bounds ``D(e^eps)`` for EVERY pair), the
@@ -178,7 +178,8 @@ def _narrow(prep: _Prep, eps: float, c: float) -> tuple[np.ndarray, float] | Non
     ``U_a >= low`` can hold the maximum. Their bounds are tightened by the other anchors (:func:`_from_anchors`
     on that subset) and, where still ``>= low``, evaluated; all other pairs keep ``U_a``. Every entry of the
     returned matrix is thus a rigorous upper bound at eps, as on the whole-matrix path. None when the subset
-    is a large fraction of the pairs (the whole-matrix passes are then as fast)."""
+    is a large fraction of the pairs (the whole-matrix passes are then as fast). The third item is the flat
+    index of the evaluated pair whose certified lower bound is ``low``."""
     store = _snapshot(prep)
     below = max((e for e in store if e <= eps), default=None)
     if below is None:
@@ -192,7 +193,7 @@ def _narrow(prep: _Prep, eps: float, c: float) -> tuple[np.ndarray, float] | Non
     if not top.size:
         return None
     ups_top, lows = pair_bounds(prep.data, top // n, top % n, c, prep.sums, use_numba)
-    low = float(lows.max())
+    low, low_at = float(lows.max()), int(top[int(np.argmax(lows))])
     idx = np.flatnonzero(Ua.ravel() >= low)
     if idx.size > _NARROW_FRACTION * n * n:
         return None
@@ -209,10 +210,11 @@ def _narrow(prep: _Prep, eps: float, c: float) -> tuple[np.ndarray, float] | Non
         if ev.size:
             ups, lows = pair_bounds(prep.data, idx[ev] // n, idx[ev] % n, c, prep.sums, use_numba)
             vals[ev] = np.minimum(vals[ev], ups)
-            low = max(low, float(lows.max()))
+            if float(lows.max()) > low:
+                low, low_at = float(lows.max()), int(idx[ev][int(np.argmax(lows))])
     B = Ua.copy()
     B.ravel()[idx] = vals
-    return B, low
+    return B, low, low_at
 
 
 def anchored_max(prep: _Prep, eps: float, c: float, *, executor=None, progress=None,
@@ -224,24 +226,36 @@ def anchored_max(prep: _Prep, eps: float, c: float, *, executor=None, progress=N
     (e.g. the enumeration of active terms of :mod:`.pruning` at large eps)."""
     n = prep.n
     B = _snapshot(prep, touch=[eps]).get(eps)
+    witness = prep.cache.get("witnesses", {}).get(eps)
     if B is None:
         narrowed = _narrow(prep, eps, c)
         if narrowed is not None:
-            B, low = narrowed
+            B, low, witness = narrowed
         else:
-            B, low = _whole(prep, eps, c, executor=executor, progress=progress, full=full)
+            B, low, witness = _whole(prep, eps, c, executor=executor, progress=progress, full=full)
         flat = B.ravel()
         cand = np.flatnonzero(flat >= low)
         if cand.size <= TIE_BUDGET:  # more would be near-ties: their own bounds are within (m + 8) u
             cand = cand[np.argsort(-flat[cand], kind="stable")]
             flat[cand] = refine(prep, cand // n, cand % n, flat[cand], low, eps)
+            witness = None  # every pair whose bound reaches low was evaluated at eps: the argmax is one of them
+        # otherwise the largest bound may be a pair's bound derived from another eps, never evaluated here
+        # (its value can be far below): the witness is the evaluated pair of the certified lower bound, within
+        # _close of the maximum (the maximum was pinned down) or of near-ties
+        with _LOCK:
+            prep.cache.setdefault("witnesses", {})[eps] = witness
         _remember(prep, eps, B)
     k = int(np.argmax(B))
-    return min(max(float(B.flat[k]), 0.0), 1.0), k // n, k % n
+    value = min(max(float(B.flat[k]), 0.0), 1.0)
+    if witness is not None:
+        k = witness
+    return value, k // n, k % n
 
 
-def _whole(prep: _Prep, eps: float, c: float, *, executor=None, progress=None, full=None) -> tuple[np.ndarray, float]:
-    """Bounds at eps for every pair: from all anchors, the best pairs evaluated, or a full scan."""
+def _whole(prep: _Prep, eps: float, c: float, *, executor=None, progress=None,
+           full=None) -> tuple[np.ndarray, float, int | None]:
+    """Bounds at eps for every pair: from all anchors, the best pairs evaluated, or a full scan; and the flat
+    index of the evaluated pair giving the lower bound (None after a full scan)."""
     n = prep.n
     B = prior = _from_anchors(prep, eps, c)
     low = -math.inf
@@ -255,7 +269,7 @@ def _whole(prep: _Prep, eps: float, c: float, *, executor=None, progress=None, f
             top = _top_pairs(B, k)
         ups, lows = pair_bounds(prep.data, top // n, top % n, c, prep.sums, use_numba)
         flat[top] = np.minimum(flat[top], ups)
-        low = float(lows.max())
+        low, low_at = float(lows.max()), int(top[int(np.argmax(lows))])
         cand = np.flatnonzero(flat >= low)
         if float(flat.max()) <= low + _close(prep, float(flat.max())):
             cand = cand[:0]  # the bounds already pin the maximum down (e.g. all pairs tie)
@@ -264,11 +278,13 @@ def _whole(prep: _Prep, eps: float, c: float, *, executor=None, progress=None, f
         elif cand.size:
             ups, lows = pair_bounds(prep.data, cand // n, cand % n, c, prep.sums, use_numba)
             flat[cand] = np.minimum(flat[cand], ups)
-            low = max(low, float(lows.max()))
+            if float(lows.max()) > low:
+                low, low_at = float(lows.max()), int(cand[int(np.argmax(lows))])
     if B is None:
         got = full() if full is not None else None
         if got is None:
             got = scan_matrix(prep, c, executor=executor, progress=progress, desc=f"pairs (eps={eps:.4g})")
         U, low = got
         B = U if prior is None else np.minimum(U, prior, out=U)  # prior: only tightened where evaluated
-    return B, low
+        low_at = None  # every pair was bounded at eps: the largest bound is within its width of its value
+    return B, low, low_at
