@@ -145,7 +145,8 @@ BAD = [
      r"steps\[0\]\.epsilon: catalogue 'randomized_response': epsilon must be >= 0"),
     ("catalogue-wrong-type", RR + 'k = 2.5\nepsilon = 1\n',
      r"steps\[0\]\.k: catalogue 'randomized_response': k must be an integer"),
-    ("catalogue-k-max", RR + 'k = 5001\nepsilon = 1\n', r"steps\[0\]\.k: must be <= 5000 \(a dense k x k operator"),
+    ("catalogue-k-max", RR.replace('"randomized_response"', '"from_multi_freq_ldpy"') + 'protocol = "GRR"\nk = 5001\n'
+     'epsilon = 1\n', r"steps\[0\]\.k: must be <= 5000 \(a dense k x k operator"),
     ("part-missing", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "rappor_pipeline"\nm = 2\nh = 1\n',
      r"steps\[0\]\.part: catalogue 'rappor_pipeline' needs part = one of mechanism"),
     ("part-unexpected", HEAD + '[mechanism]\nepsilon = 1\n[[steps]]\ncatalogue = "rappor_permanent"\npart = "x"\n',
