@@ -320,7 +320,7 @@ def test_import_chainamp_does_not_import_cvxpy_until_lp_is_used():
 
 
 HEAVY_ON_USE = ("cvxpy", "matplotlib", "networkx", "scipy.optimize", "scipy.integrate", "scipy.sparse.csgraph",
-                "dask", "distributed", "tqdm", "numba", "dp_accounting", "pandas")
+                "dask", "distributed", "tqdm", "numba", "dp_accounting", "pandas", "scipy.special")
 
 
 def test_import_chainamp_imports_no_heavy_dependency():

@@ -28,9 +28,8 @@ from fractions import Fraction
 from itertools import combinations_with_replacement
 
 import numpy as np
-from scipy.special import gammaln
 
-from .._numerics import UNIT_ROUNDOFF
+from .._numerics import gammaln, UNIT_ROUNDOFF
 from ..errors import ResourceLimitError
 
 __all__: list[str] = []

@@ -17,9 +17,8 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln
 
-from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_memory
+from .._numerics import gammaln, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_memory
 from ..errors import IncompatibleOperatorsError
 from ._kron_families import AllTuples, Explicit, FixedWeight, OneHot, type_key
 from ._kron_kernels import _compositions, combine_groups, group_log_pmfs, n_compositions

@@ -21,9 +21,8 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy.special import log_ndtr
 
-from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_epsilon, check_int, check_positive, round_up_array
+from .._numerics import log_ndtr, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_epsilon, check_int, check_positive, round_up_array
 from ..errors import InvalidMechanismError
 from ._roc import _exp_up, _masses_from_fractions
 from .dominating import DominatingPair

@@ -26,9 +26,8 @@ from functools import reduce
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
-from .._numerics import check_choice, check_int, check_positive, check_probability
+from .._numerics import expit, check_choice, check_int, check_positive, check_probability
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator, SymmetricChannel
 from .mechanisms import RAPPOR_MAX_BITS, _bit_channel, _bitwise

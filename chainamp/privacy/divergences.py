@@ -11,9 +11,8 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
-from .._numerics import (SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_distribution, check_epsilon, check_real, round_up,
+from .._numerics import (logsumexp, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_distribution, check_epsilon, check_real, round_up,
                          round_up_array, scaled_by_exp)
 from ..errors import InvalidParameterError
 

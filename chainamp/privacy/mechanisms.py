@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 from ._rappor_epsilon import _rappor_eps_one
-from .._numerics import (check_epsilon, check_float_array, check_int, check_positive,
+from .._numerics import (expit, check_epsilon, check_float_array, check_int, check_positive,
                          check_probability)
 from ..errors import InvalidParameterError
 from ..operators import KroneckerOperator, MarkovOperator, SymmetricChannel, kron

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
-from .._numerics import (check_epsilon, check_float_array, check_int, check_order, check_positive, check_real,
+from .._numerics import (expit, check_epsilon, check_float_array, check_int, check_order, check_positive, check_real,
                          log_expm1, round_up)
 from ..errors import InvalidParameterError
 from .core import DEFAULT_ORDERS, RDPConversion, RDPCurve, _exp_up
