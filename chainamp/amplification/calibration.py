@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._numerics import (BISECTION_ATOL, BISECTION_RTOL, check_delta, check_epsilon, check_executor, check_positive,
-                         executor_workers, fmt_number, map_blocks)
+                         check_progress, executor_workers, fmt_number, map_blocks, progress_bar)
 from .amplifier import amplify
 from .report import AmplificationReport
 from ..privacy import DP
@@ -54,7 +54,7 @@ class Calibration:
 
 def calibrate(family: Callable[[float], Any], K: MarkovOperator | Sequence[MarkovOperator], epsilon: float,
               delta: float = 0.0, *, neighbors: Any = None, max_epsilon: float = 50.0,
-              executor: Any = None) -> Calibration:
+              executor: Any = None, progress: bool | None = None) -> Calibration:
     """Largest input epsilon0 for which K o family(epsilon0) is certified (epsilon, delta)-DP.
 
     For a family whose certified epsilon' grows with epsilon0 (every catalogue family,
@@ -77,6 +77,9 @@ def calibrate(family: Callable[[float], Any], K: MarkovOperator | Sequence[Marko
         then be picklable by the executor), otherwise each evaluation passes the executor to
         :func:`chainamp.amplify`'s pair scans. Either way the bisection takes the same path, so the result
         is identical to the serial one (``evaluations`` counts the evaluations on that path).
+    progress : bool, optional
+        A progress bar over the evaluations of the search (shown after 2 s by default; ``False`` turns it and
+        the bars of the inner :func:`chainamp.amplify` calls off, ``True`` shows it at once).
 
     The certified epsilon' is found for each candidate epsilon0 with
     :meth:`AmplificationReport.epsilon_at`. A bisection over epsilon0 keeps the
@@ -99,17 +102,26 @@ def calibrate(family: Callable[[float], Any], K: MarkovOperator | Sequence[Marko
     target_delta = check_delta(delta, "delta")
     top = check_positive(max_epsilon, "max_epsilon")
     executor = check_executor(executor)
+    progress = check_progress(progress)
+    with progress_bar(None, "calibrate", unit="evaluation", progress=progress) as bar:
+        return _calibrate(family, K, target_eps, target_delta, top, neighbors, executor, progress, bar)
+
+
+def _calibrate(family, K, target_eps: float, target_delta: float, top: float, neighbors, executor, progress,
+               bar) -> Calibration:
     evaluations = 0
     # speculation depth: levels of the bisection evaluated at once (the path, hence the result, never depends on it)
     depth = max(1, int(math.log2(executor_workers(executor) + 1)))
     inner = executor if depth == 1 else None  # else each evaluation runs whole on one worker
 
     def report(e0: float) -> AmplificationReport:
-        return amplify(family(e0), K, neighbors=neighbors, delta=target_delta, executor=inner)
+        bar.update(1)
+        return amplify(family(e0), K, neighbors=neighbors, delta=target_delta, executor=inner,
+                       progress=False if progress is False else None)
 
     # K's own LDP guarantee over ALL its inputs (a black-box input reaches every one; a family may reach
     # different inputs at different epsilons): if it meets the target, every input epsilon works
-    black_box = amplify(DP(top), K, delta=target_delta, executor=inner)
+    black_box = amplify(DP(top), K, delta=target_delta, executor=inner, progress=False if progress is False else None)
     ldp = {s.name: s for s in black_box.sources}["ldp"].bound_at_delta(target_delta)
     if ldp is not None and ldp.epsilon <= target_eps:
         return Calibration(math.inf, ldp.epsilon, ldp.delta, target_eps, target_delta, None, 1)
@@ -133,6 +145,7 @@ def calibrate(family: Callable[[float], Any], K: MarkovOperator | Sequence[Marko
             tasks = ((family, K, neighbors, target_delta, e0) for e0 in mids)
             known = dict(zip(mids, map_blocks(_certified_epsilon, tasks, executor=executor, total=len(mids),
                                               desc="calibrate", unit="epsilon", progress=False)))
+            bar.update(len(mids))
             rep = None
         for _ in range(depth):
             if not _wide(lo, hi):

@@ -98,3 +98,24 @@ class TestCalibrate:
 
     def test_str(self):
         assert "largest input epsilon" in str(calibrate(DP, self.K, epsilon=0.5))
+
+
+def test_calibrate_shows_its_evaluations(capsys):
+    """Calibration runs many full reports: a progress bar counts them (here shown at once), and progress=False
+    prints nothing at all, inner reports included."""
+    from chainamp import DP, calibrate, mechanisms
+
+    K = mechanisms.randomized_response(4, 1.0)
+    quiet = calibrate(DP, K, epsilon=0.5, progress=False)
+    assert capsys.readouterr().err == ""
+    shown = calibrate(DP, K, epsilon=0.5, progress=True)
+    err = capsys.readouterr().err
+    assert "calibrate" in err and "evaluation" in err
+    assert shown.input_epsilon == quiet.input_epsilon
+
+
+def test_calibrate_progress_is_validated():
+    from chainamp import DP, calibrate, mechanisms
+
+    with pytest.raises(TypeError, match="progress must be None, True or False"):
+        calibrate(DP, mechanisms.randomized_response(4, 1.0), epsilon=0.5, progress="yes")
