@@ -9,6 +9,8 @@ carries a certified lower bound on every K's loss (weak Lagrangian duality, in n
 * :mod:`.post_processing`: :func:`optimal_post_processing`.
 * :mod:`.mixing_design`: :func:`optimal_mixing_operator`.
 * :mod:`.result`: :class:`DesignResult`.
+* :mod:`.symmetric`: designs invariant under relabelling (k-RR M, uniform prior, a loss with one value on the
+  diagonal and one off it) in closed form, one parameter instead of an LP.
 * :mod:`.duals`: the certified lower bounds; :mod:`.common`: argument checks and the sound repair.
 * :mod:`.lp`: the cvxpy formulations (the only design module importing cvxpy, imported lazily).
 """

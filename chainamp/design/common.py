@@ -119,14 +119,17 @@ def mixed(K: np.ndarray, lam: float) -> np.ndarray:
     return (1.0 - lam) * K + lam / K.shape[1]
 
 
-def repair(K: np.ndarray, certify: Callable[[np.ndarray], Any], max_repair: float, what: str,
-           screen: Callable[[np.ndarray], bool] | None = None) -> tuple[np.ndarray, float, Any]:
+def repair(K: Any, certify: Callable[[Any], Any], max_repair: float, what: str,
+           screen: Callable[[Any], bool] | None = None,
+           mix: Callable[[Any, float], Any] = mixed) -> tuple[Any, float, Any]:
     """The smallest lam (on the ladder and a short bisection) at which ``certify(mixed(K, lam))`` is not None.
 
     ``certify`` returns its evidence (a report, a coefficient) or None. ``screen`` is a cheaper test that
     guides the search (it decides nothing: the returned lam is always one ``certify`` accepted; when the
     screen is optimistic, lam grows by 25% steps until ``certify`` agrees). Returns the repaired K, lam and the
     evidence; SolverError when no ``lam <= max_repair`` is certified (both checked by the caller).
+    ``mix(K, lam)`` forms the candidate (default :func:`mixed` on a matrix; a structured design passes its own
+    parametrisation of the same mixture).
     """
     if screen is None:
         def screen(mat: np.ndarray) -> bool:
@@ -138,7 +141,7 @@ def repair(K: np.ndarray, certify: Callable[[np.ndarray], Any], max_repair: floa
     lo, hi = 0.0, _LADDER_START
     while True:
         lam = min(hi, max_repair)
-        if screen(mixed(K, lam)):
+        if screen(mix(K, lam)):
             hi = lam
             break
         if lam >= max_repair:
@@ -146,14 +149,14 @@ def repair(K: np.ndarray, certify: Callable[[np.ndarray], Any], max_repair: floa
         lo, hi = lam, hi * _LADDER_FACTOR
     for _ in range(_BISECTION_STEPS if lo > 0.0 else 0):
         mid = 0.5 * (lo + hi)
-        if screen(mixed(K, mid)):
+        if screen(mix(K, mid)):
             hi = mid
         else:
             lo = mid
     while True:
-        found = certify(mixed(K, hi))
+        found = certify(mix(K, hi))
         if found is not None:
-            return mixed(K, hi), hi, found
+            return mix(K, hi), hi, found
         if hi >= max_repair:
             raise _unrepairable(what, max_repair)
         hi = min(_ESCALATION * hi, max_repair)

@@ -25,12 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import (DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_choice, check_int, check_probability, check_progress,
+from .._numerics import (DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_choice, check_int,
+                         check_probability, check_progress,
                          fmt_number, progress_bar, progress_scope)
 from ..errors import InvalidParameterError, SolverError
 from ..mixing import dobrushin, doeblin
 from ..operators import MarkovOperator
-from . import duals
+from . import duals, symmetric
 from .common import check_labels, check_lp_size, check_tolerances, check_loss, check_prior, operator, repair, stochastic
 from .result import DesignResult
 
@@ -43,7 +44,8 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                             prior: Any = None, labels: Any = None, solver: str | None = None,
                             lp_feas_atol: float = LP_FEAS_ATOL, design_max_repair: float = DESIGN_MAX_REPAIR,
                             verbose: bool = False,
-                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS, progress: bool | None = None) -> DesignResult:
+                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS, progress: bool | None = None,
+                            symmetry: bool = True) -> DesignResult:
     r"""The least-loss n x n Markov operator whose Dobrushin (or Doeblin) coefficient is at most gamma.
 
     Minimises ``sum_x prior(x) sum_y K(x, y) loss(x, y)`` subject to the coefficient constraint (the
@@ -77,6 +79,11 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     progress : bool or None
         A tqdm bar over the two stages (the LP, the certificate of K): ``None`` (default) past two seconds,
         ``True`` at once, ``False`` never.
+    symmetry : bool
+        Use the closed form when the loss and prior are invariant under relabelling (default True: a uniform
+        prior and a loss with one value on the diagonal and one off it, e.g. the default 0-1 loss; the optimum is
+        then ``a I + b (J - I)``, :mod:`chainamp.design.symmetric`, K a :class:`~chainamp.operators.SymmetricChannel`);
+        False always solves the LP.
 
     Returns
     -------
@@ -99,12 +106,31 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     if len(labs) != size:
         raise InvalidParameterError(f"labels must have n = {size} entries (got {len(labs)})")
     pi = check_prior(prior, size)
-    ell = check_loss(loss, labs, labs)
+    if loss is not None:
+        loss = check_loss(loss, labs, labs)
     from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: here, not when chainamp is imported
-    from .lp import mixing_lp
 
     solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
     progress = check_progress(progress)
+    check_int(max_lp_nonzeros, "max_lp_nonzeros", minimum=1)
+    if not isinstance(symmetry, (bool, np.bool_)):
+        raise TypeError(f"symmetry must be True or False, got {type(symmetry).__name__} {symmetry!r}")
+    problem = symmetric.mixing_problem(size, labs, loss, pi) if symmetry and g > 0.0 else None
+    if problem is not None:  # invariant under relabelling: closed form (design/symmetric.py)
+        with progress_bar(2, "optimal_mixing_operator", unit="stage", progress=progress) as bar, \
+                progress_scope(progress):
+            bar.set_postfix_str("symmetric closed form", refresh=False)
+            sol = symmetric.solve_mixing(problem, g, coef, max_repair)
+            bar.update(2)
+        if not sol["dual_bound"] <= sol["objective"]:
+            raise SolverError(f"the dual bound {sol['dual_bound']!r} exceeds the loss {sol['objective']!r} of a "
+                              "certified K: inconsistent")
+        return DesignResult(K=sol["K"], objective=sol["objective"], dual_bound=sol["dual_bound"], report=None,
+                            notes=sol["notes"], kind="mixing", coefficient=coef, gamma=g,
+                            certified_gamma=sol["certified"], repair=sol["repair"])
+    ell = check_loss(loss, labs, labs)
+    from .lp import mixing_lp
+
     # two stages, shown past two seconds: the LP (built and solved), then chainamp's certificate of K
     with progress_bar(2, "optimal_mixing_operator", unit="stage", progress=progress) as bar, \
             progress_scope(progress):

@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 
 from .._numerics import (DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL, check_delta, check_epsilon,
-                         check_float_array, check_progress, fmt_number, progress_bar, progress_scope)
+                         check_float_array, check_int, check_progress, fmt_number, progress_bar, progress_scope)
 from ..amplification import amplify
 from ..errors import InvalidOperatorError, InvalidParameterError, SolverError
 from ..operators import MarkovOperator
 from ..privacy import neighbor_pairs, privacy_profile
-from . import duals
+from . import duals, symmetric
 from .common import check_labels, check_lp_size, check_tolerances, check_loss, check_prior, operator, repair, stochastic
 from .result import DesignResult
 
@@ -49,7 +49,8 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
                             outputs: Any = None, neighbors: Any = None, solver: str | None = None,
                             lp_feas_atol: float = LP_FEAS_ATOL, design_max_repair: float = DESIGN_MAX_REPAIR,
                             verbose: bool = False,
-                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS, progress: bool | None = None) -> DesignResult:
+                            max_lp_nonzeros: int = DESIGN_MAX_LP_NONZEROS, progress: bool | None = None,
+                            symmetry: bool = True) -> DesignResult:
     r"""The least-loss post-processing K of M such that K o M is certified (epsilon, delta)-LDP.
 
     Minimises ``sum_x prior(x) sum_y (M K)(x, y) loss(x, y)`` over Markov operators K from M's outputs to
@@ -84,6 +85,16 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
     ``epsilon = delta = 0`` over all pairs every feasible M K has equal rows v, whose loss
     ``sum_y v_y sum_x prior(x) loss(x, y)`` is smallest at the best constant operator, returned in closed form.
 
+    **Symmetric designs.** When the problem does not change under relabelling the values (M is k-ary
+    randomized response with its outputs labelled as its inputs, all pairs are neighbours, K's outputs are
+    those values, the prior is uniform and the loss takes one value on the diagonal and one off it), averaging
+    any optimal K over the relabellings gives an optimal K of the form ``a I + b (J - I)`` (the LP is convex
+    and invariant; Kairouz, Oh and Viswanath 2016). The LP then reduces to the one parameter a, solved in
+    closed form without cvxpy (:mod:`chainamp.design.symmetric`): K is a :class:`~chainamp.operators.SymmetricChannel`
+    (never densified, so k = 10^6 works), ``dual_bound`` is the reduced optimum computed in fractions with
+    e^eps rounded up (a lower bound on every K's loss by the averaging argument), rounded down, and K is
+    certified by ``amplify`` as always. ``symmetry=False`` forces the LP.
+
     Parameters
     ----------
     M : MarkovOperator or array_like
@@ -113,6 +124,8 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
     progress : bool or None
         A tqdm bar over the three stages (M's exact profile, the LP, the certificate of K): ``None`` (default)
         shows it when the design runs longer than two seconds, ``True`` at once, ``False`` never.
+    symmetry : bool
+        Use the closed form of a design invariant under relabelling (default True); False always solves the LP.
 
     Returns
     -------
@@ -145,14 +158,35 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         raise InvalidParameterError(f"epsilon must be <= {_MAX_EPSILON:g} (e^epsilon overflows; got {eps!r})")
     d = check_delta(delta, "delta")
     feas_atol, max_repair = check_tolerances(lp_feas_atol, design_max_repair)
-    outs = Mop.inputs if outputs is None else check_labels(outputs, "outputs")
     pi = check_prior(prior, Mop.shape[0])
-    ell = check_loss(loss, Mop.inputs, outs)
-    pairs = neighbor_pairs(Mop.inputs, neighbors)
+    if outputs is not None:
+        outputs = check_labels(outputs, "outputs")
+    if loss is not None:
+        loss = check_loss(loss, Mop.inputs, Mop.inputs if outputs is None else outputs)
     from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: here, not when chainamp is imported
 
     solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
     progress = check_progress(progress)
+    check_int(max_lp_nonzeros, "max_lp_nonzeros", minimum=1)
+    if not isinstance(symmetry, (bool, np.bool_)):
+        raise TypeError(f"symmetry must be True or False, got {type(symmetry).__name__} {symmetry!r}")
+    problem = symmetric.post_processing_problem(Mop, loss, pi, outputs, neighbors) if symmetry else None
+    if problem is not None and not (eps == 0.0 and d == 0.0):
+        # invariant under relabelling: one parameter, closed form (design/symmetric.py); two stages, shown past
+        # two seconds: the closed form, then its certificate
+        with progress_bar(2, "optimal_post_processing", unit="stage", progress=progress) as bar, \
+                progress_scope(progress):
+            bar.set_postfix_str("symmetric closed form", refresh=False)
+            sol = symmetric.solve_post_processing(problem, Mop, eps, d, max_repair)
+            bar.update(2)
+        _check_dual(sol["dual_bound"], sol["objective"])
+        return DesignResult(K=sol["K"], objective=sol["objective"], dual_bound=sol["dual_bound"],
+                            report=sol["report"], notes=sol["notes"], kind="post_processing", target_epsilon=eps,
+                            target_delta=d, certified_epsilon=_certified_epsilon(sol["report"], eps, d),
+                            repair=sol["repair"])
+    outs = Mop.inputs if outputs is None else outputs
+    ell = check_loss(loss, Mop.inputs, outs)
+    pairs = neighbor_pairs(Mop.inputs, neighbors)
     # three stages, shown past two seconds: M's exact profile, the LP (built and solved), the certificate of K
     with progress_bar(3, "optimal_post_processing", unit="stage", progress=progress) as bar, \
             progress_scope(progress):
@@ -216,8 +250,7 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
             notes.append(f"the K found was mixed with weight lam = {lam:.3g} of the uniform constant operator, "
                          f"(1 - lam) K + lam 1 u^T, so that chainamp's rounded-up certificate meets the target "
                          f"(expected loss +{fmt_number(objective - _objective(mat, K0, pi, ell))})")
-        if not dual <= objective:
-            raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
+        _check_dual(dual, objective)
         if lam == 0.0 and outs == Mop.outputs and np.array_equal(K, np.eye(len(outs))):
             Kop = MarkovOperator.identity(outs)
         else:
@@ -227,6 +260,11 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
                             certified_epsilon=_certified_epsilon(report, eps, d), repair=lam,
                             solver=None if lp_out is None else lp_out.solver,
                             status=None if lp_out is None else lp_out.status)
+
+
+def _check_dual(dual: float, objective: float) -> None:
+    if not dual <= objective:
+        raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
 
 
 def _meets(report: Any, eps: float, d: float) -> bool:

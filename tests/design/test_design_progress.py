@@ -18,13 +18,19 @@ def fast_lines(monkeypatch):
 
 
 @pytest.mark.parametrize("design, expected", [
-    (lambda **kw: optimal_post_processing(mechanisms.randomized_response(3, 2.0), 1.0, **kw),
+    (lambda **kw: optimal_post_processing(mechanisms.randomized_response(3, 2.0), 1.0, symmetry=False, **kw),
      ["optimal_post_processing: 0/3 stage", "the exact profile of M", "building and solving the LP",
       "certifying K (chainamp.amplify)", "optimal_post_processing: 3/3 stage"]),
-    (lambda **kw: optimal_mixing_operator(3, 0.5, **kw),
+    (lambda **kw: optimal_mixing_operator(3, 0.5, symmetry=False, **kw),
      ["optimal_mixing_operator: 0/2 stage", "building and solving the LP", "certifying K (chainamp.dobrushin)",
       "optimal_mixing_operator: 2/2 stage"]),
-], ids=["post_processing", "mixing"])
+    (lambda **kw: optimal_post_processing(mechanisms.randomized_response(3, 2.0), 1.0, **kw),
+     ["optimal_post_processing: 0/2 stage", "symmetric closed form",
+      "optimal_post_processing: 2/2 stage"]),
+    (lambda **kw: optimal_mixing_operator(3, 0.5, **kw),
+     ["optimal_mixing_operator: 0/2 stage", "symmetric closed form",
+      "optimal_mixing_operator: 2/2 stage"]),
+], ids=["post_processing", "mixing", "post_processing-symmetric", "mixing-symmetric"])
 def test_designs_show_their_stages(capsys, fast_lines, design, expected):
     quiet = design(progress=False)
     assert capsys.readouterr().err == ""
@@ -51,7 +57,7 @@ def test_an_lp_too_big_for_the_memory_limit_is_refused_before_it_is_built():
     with resource_limits(memory="10MB"), pytest.raises(
             ResourceLimitError, match=r"^optimal_post_processing: the LP with 152,000 constraint nonzeros .* needs "
                                       r"about 29 MiB, above the memory limit of 9.54 MiB; restrict the neighbours"):
-        optimal_post_processing(M, 1.0, progress=False)
+        optimal_post_processing(M, 1.0, progress=False, symmetry=False)
     with resource_limits(memory="10MB"), pytest.raises(ResourceLimitError, match=r"^optimal_mixing_operator: the "
                                                                                  r"LP with 424,800 constraint"):
-        optimal_mixing_operator(60, 0.5, progress=False)  # 4 x 1770 pairs x 60
+        optimal_mixing_operator(60, 0.5, progress=False, symmetry=False)  # 4 x 1770 pairs x 60
