@@ -72,11 +72,16 @@ def test_pair_value_is_an_upper_bound_of_the_exact_sum(N, s, w, eps):
 
 
 def test_tail_margin_is_needed():
-    """A window holding only part of C: the left-out mass must be added back (fails without it)."""
-    N, s, w, eps = 40, 0.5, 0.8, 0.1
-    exact = _pair_exact(N, s, w, eps)
-    got = clone_pair_delta(N, s, w, 1.0, np.array([eps]), tail=0.2)[0]
-    assert got >= exact
+    """The window of C leaves out mass; the returned tail must cover it (fails when it is dropped: the
+    window alone, even with its pmf pushed up, holds less than 1)."""
+    from chainamp.shuffle._clones import clone_window
+    mpmath.mp.dps = 40
+    N, s = 2000, 0.3
+    c, pc, tail = clone_window(N, s, 0.01)
+    exact = [mpmath.binomial(N, int(x)) * mpmath.mpf(s) ** int(x) * (1 - mpmath.mpf(s)) ** (N - int(x)) for x in c]
+    assert all(float(a) >= b * (1 - 1e-15) for b, a in zip(exact, pc))
+    assert mpmath.fsum(pc) < 1  # the window alone misses mass
+    assert mpmath.fsum(pc) + tail >= 1
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2], ids=lambda s: f"seed{s}")
