@@ -1,0 +1,70 @@
+"""chainamp.shuffle.blanket: the exact blanket pair of Balle et al. 2019, against brute force."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chainamp.shuffle import blanket_delta, blanket_epsilon
+
+sys.path.insert(0, str(Path(__file__).parent))
+from brute_histograms import krr, random_randomizer, shuffled_worst_delta  # noqa: E402
+
+
+def _floats(R):
+    return [[float(v) for v in row] for row in R]
+
+
+@pytest.mark.parametrize("seed", [6, 7, 8], ids=lambda s: f"seed{s}")
+def test_random_randomizers_brute_force(seed):
+    R = random_randomizer(np.random.default_rng(seed), 3, 3)
+    for eps in (0.0, 0.1, 0.3):
+        exact = shuffled_worst_delta(R, 4, eps)
+        assert blanket_delta(_floats(R), 4, [eps])[0] >= exact
+
+
+@pytest.mark.parametrize("k,n", [(2, 6), (3, 5)], ids=["k2n6", "k3n5"])
+def test_krr_brute_force(k, n):
+    R = krr(k, 3, 1)
+    for eps in (0.0, 0.3):
+        exact = shuffled_worst_delta(R, n, eps, pairs=[(0, 1)])
+        assert blanket_delta(_floats(R), n, [eps], neighbors=[(0, 1)])[0] >= exact
+
+
+def test_revealing_output_outside_the_blanket():
+    R = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]  # outputs 0 and 2 name the value
+    assert blanket_delta(R, 5, [5.0])[0] >= 0.5
+
+
+def test_identity_has_no_blanket():
+    assert blanket_delta(np.eye(3), 100, [1.0])[0] == pytest.approx(1.0)
+
+
+def test_blocks_are_an_upper_bound_of_the_window_sum():
+    e = math.exp(1.0)
+    R = [[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]]
+    full = blanket_delta(R, 300, [0.3])[0]
+    capped = blanket_delta(R, 300, [0.3], max_histograms=64 * 50)[0]
+    assert capped >= full
+
+
+def test_epsilon_inversion_is_certified():
+    e = math.exp(1.0)
+    R = [[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]]
+    eps = blanket_epsilon(R, 100, 0.05)
+    assert blanket_delta(R, 100, [eps])[0] <= 0.05
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: blanket_delta([[1.0, 0.0]], 5, [0.1]), ValueError, "at least 2 values"),
+    (lambda: blanket_delta(np.eye(2), 0, [0.1]), ValueError, "users"),
+    (lambda: blanket_delta(np.eye(2), 5, [0.1], max_histograms=0), ValueError, "max_histograms"),
+    (lambda: blanket_epsilon(np.eye(2), 5, 0.0), ValueError, "delta"),
+], ids=["rows", "users", "budget", "delta"])
+def test_validation(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
