@@ -152,7 +152,7 @@ def blanket_epsilon(R: Any, users: int, delta: float, *, neighbors: Any = None, 
     Examples
     --------
     >>> e = math.exp(1.0)
-    >>> eps = blanket_epsilon([[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]], 50, 0.1)
+    >>> eps = blanket_epsilon([[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]], 50, 0.01)
     >>> 0.0 < eps < 1.0
     True
     """
