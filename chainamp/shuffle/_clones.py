@@ -113,10 +113,13 @@ def clone_pair_delta(n_others: int, s: float, w: float, lam: float, epsilons: np
 
 
 def invert_delta(delta_at, target: float, hi: float, *, rtol: float = 1e-6) -> float:
-    """Smallest certified eps in ``[0, hi]`` with ``delta_at(eps) <= target``, by a bracketing search
-    (regula falsi on ``log delta`` with bisection safeguards); returns the bracket's UPPER end, which is
-    certified (``delta_at(eps) <= target`` was evaluated there). ``hi`` must satisfy it (or be inf)."""
-    if delta_at(0.0) <= target:
+    """Smallest certified eps in ``[0, hi]`` with ``delta_at(eps) <= target``, by the Illinois variant of
+    regula falsi on ``log delta(eps) - log target`` (zeros read as 1e-300), with a bisection step whenever
+    an interpolated step would not shrink the bracket by 1 %. Returns the bracket's UPPER end, where
+    ``delta_at(eps) <= target`` was evaluated (certified); inf when even ``hi`` does not reach ``target``.
+    ``delta_at`` must not increase with eps (every hockey-stick curve)."""
+    d0 = delta_at(0.0)
+    if d0 <= target:
         return 0.0
     if math.isinf(hi):
         hi = 1.0
@@ -124,25 +127,30 @@ def invert_delta(delta_at, target: float, hi: float, *, rtol: float = 1e-6) -> f
             hi *= 2.0
             if hi > 1e4:
                 return math.inf
-    lo, dlo, dhi = 0.0, delta_at(0.0), delta_at(hi)
+    dhi = delta_at(hi)
     if dhi > target:
         return math.inf
     lt = math.log(target)
-    last, repeat = 0, 0
+
+    def f(d: float) -> float:
+        return math.log(max(d, 1e-300)) - lt
+
+    lo, flo, fhi = 0.0, f(d0), f(dhi)
+    last = 0
     while hi - lo > rtol * hi + 1e-15:
         width = hi - lo
-        if dhi > 0.0 and dlo > 0.0 and repeat < 2:
-            fl, fh = math.log(dlo) - lt, math.log(dhi) - lt
-            mid = lo + width * fl / (fl - fh) if fl != fh else lo + 0.5 * width
-            mid = min(max(mid, lo + 0.02 * width), hi - 0.02 * width)
-        else:
-            mid = lo + 0.5 * width
+        mid = lo + width * flo / (flo - fhi) if flo != fhi else lo + 0.5 * width
+        if not (lo + 0.01 * width <= mid <= hi - 0.01 * width):
+            mid = min(max(mid, lo + 0.01 * width), hi - 0.01 * width)
         d = delta_at(mid)
-        side = 1 if d <= target else -1
-        repeat = repeat + 1 if side == last else 0
-        last = side
-        if side == 1:
-            hi, dhi = mid, d
+        if d <= target:
+            hi, fhi = mid, f(d)
+            if last == 1:
+                flo *= 0.5  # Illinois: the other end has stayed twice
+            last = 1
         else:
-            lo, dlo = mid, d
+            lo, flo = mid, f(d)
+            if last == -1:
+                fhi *= 0.5
+            last = -1
     return math.nextafter(hi, math.inf)
