@@ -68,3 +68,52 @@ def test_epsilon_inversion_is_certified():
 def test_validation(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+@pytest.mark.parametrize("seed", [9, 10], ids=lambda s: f"seed{s}")
+def test_four_classes_enumeration_brute_force(seed):
+    R = random_randomizer(np.random.default_rng(seed), 4, 4)
+    for eps in (0.05, 0.3):
+        exact = shuffled_worst_delta(R, 4, eps)
+        assert blanket_delta(_floats(R), 4, [eps])[0] >= exact
+
+
+@pytest.mark.parametrize("b", [0, 1, 5, 40], ids=lambda b: f"b{b}")
+def test_closed_form_matches_enumeration(b):
+    from chainamp.shuffle.blanket import _pair_Db, _three_classes_Db
+    r0, r1, om = np.array([0.6, 0.1, 0.3]), np.array([0.1, 0.6, 0.3]), np.array([0.2, 0.2, 0.6])
+    for e in (1.0, 1.5, 3.0):
+        enum = _pair_Db(r0, r1, om, b, e)
+        closed = _three_classes_Db(r0, r1, om, np.array([b]), e)[0]
+        assert closed >= enum * (1 - 1e-9) - 1e-15
+        assert closed <= enum * (1 + 1e-4) + 1e-13  # the margins of SHUFFLE_SPECIAL_RTOL = 1e-6
+
+
+def test_symmetric_channel_equals_dense_and_scales():
+    from chainamp.operators import SymmetricChannel
+    K = SymmetricChannel.from_epsilon(4, 2.0)
+    dense = np.asarray(K.matrix)
+    assert blanket_delta(K, 30, [0.5])[0] == pytest.approx(blanket_delta(dense, 30, [0.5])[0], rel=1e-9)
+    big = SymmetricChannel.from_epsilon(10**6, 4.0)
+    eps = blanket_epsilon(big, 10**6, 1e-6)
+    assert blanket_delta(big, 10**6, [eps])[0] <= 1e-6 and 0 < eps < 0.01
+
+
+def test_published_hoeffding_and_bennett_values():
+    from chainamp.operators import SymmetricChannel
+    from chainamp.shuffle import balle_bennett_epsilon, balle_hoeffding_epsilon
+    assert round(balle_hoeffding_epsilon(0.4, 5000, 1e-6, k=2), 5) == 0.02398
+    assert round(balle_bennett_epsilon(0.4, 5000, 1e-6, k=2), 5) == 0.02428
+    assert round(balle_hoeffding_epsilon(0.4, 5000, 1e-6), 5) == 0.05746
+    # the exact expectation they relax is smaller
+    assert blanket_epsilon(SymmetricChannel.from_epsilon(2, 0.4), 5000, 1e-6) < 0.02398
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: __import__("chainamp.shuffle", fromlist=["x"]).balle_hoeffding_epsilon(0.0, 10, 1e-6), "eps0"),
+    (lambda: __import__("chainamp.shuffle", fromlist=["x"]).balle_bennett_epsilon(1.0, 10, 1e-6, k=1), "k"),
+    (lambda: __import__("chainamp.shuffle", fromlist=["x"]).balle_hoeffding_epsilon(1.0, 10, 2.0), "delta"),
+], ids=["eps0", "k", "delta"])
+def test_published_validation(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
