@@ -86,7 +86,7 @@ def test_closed_form_matches_enumeration(b):
         enum = _pair_Db(r0, r1, om, b, e)
         closed = _three_classes_Db(r0, r1, om, np.array([b]), e)[0]
         assert closed >= enum * (1 - 1e-9) - 1e-15
-        assert closed <= enum * (1 + 1e-4) + 1e-13  # the margins of SHUFFLE_SPECIAL_RTOL = 1e-6
+        assert closed <= enum * (1 + 1e-3) + 1e-13  # the margins of SHUFFLE_SPECIAL_RTOL = 1e-6, amplified by cancellation
 
 
 def test_symmetric_channel_equals_dense_and_scales():
