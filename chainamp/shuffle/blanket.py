@@ -16,8 +16,8 @@ post-processing of both sides), so blanket sizes are summed exactly in a window 
 otherwise in blocks valued at their smallest b (an upper bound); the mass of B below the first summed
 size is added with ``D <= 1``.
 
-Rounding: log-multinomial terms carry a relative error below ``BLANKET_TERM_RTOL`` (P pushed up, Q
-down); block masses are pushed up; the total is rounded up. Applies to any finite R whose classes
+Rounding: every log-multinomial term carries its computed error bound (lgamma within 4 ulps, the
+exponent's sums, exp) plus ``BLANKET_TERM_RTOL`` (P pushed up, Q down); block masses are pushed up; the total is rounded up. Applies to any finite R whose classes
 (at most 4 in practice) keep the enumeration within ``max_histograms`` per blanket size.
 """
 
@@ -40,7 +40,7 @@ from .generic import _check_epsilons, _check_users
 __all__ = ["blanket_delta", "blanket_epsilon"]
 
 _U = UNIT_ROUNDOFF
-BLANKET_TERM_RTOL = 1e-9  # relative error allowed per log-multinomial term (lgamma sums of small counts)
+BLANKET_TERM_RTOL = 1e-12  # extra relative margin per log-multinomial term, beyond its computed error bound
 
 
 def _dense(R: Any) -> np.ndarray:
@@ -77,12 +77,17 @@ def _pair_Db(r0c, r1c, omc, b: int, e: float) -> float:
     """``sum_h [P_b(h) - e Q_b(h)]_+`` over histograms of b + 1 draws on the classes (upper bound)."""
     m = omc.size
     H = _compositions(b + 1, m).astype(float)
-    lg = math.lgamma(b + 2) - np.sum([np.vectorize(math.lgamma)(H[:, i] + 1) for i in range(m)], axis=0) \
-        + H @ np.log(omc)
+    check_memory(8.0 * H.size * 6, f"the {H.shape[0]} histograms of {b + 1} draws over {m} blanket classes")
+    lgh = np.sum([np.vectorize(math.lgamma)(H[:, i] + 1) for i in range(m)], axis=0)
+    lom = H @ np.log(omc)
+    lg = math.lgamma(b + 2) - lgh + lom
     base = np.exp(lg) / (b + 1)
     P = base * (H @ (r0c / omc))
     Q = base * (H @ (r1c / omc))
-    r = BLANKET_TERM_RTOL
+    # relative error of each term: lgamma (one ulp each, taken as 4u) and the sums in the exponent,
+    # carried through exp, plus the products and sums after it
+    err = 8 * _U * (math.lgamma(b + 2) + lgh + np.abs(H) @ np.abs(np.log(omc)) + m + 4)
+    r = BLANKET_TERM_RTOL + 2.0 * err + (2 * m + 16) * _U
     return float(np.sum(np.maximum(0.0, P * (1 + r) - e * Q * (1 - r))))
 
 

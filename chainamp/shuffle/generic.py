@@ -51,9 +51,14 @@ def _check_epsilons(epsilons: Any) -> np.ndarray:
     return arr
 
 
+def _first_weight(eps0: float) -> float:
+    """``e^eps0 / (e^eps0 + 1)`` rounded up (the divergence grows with it)."""
+    return min(1.0, 1.0 / (1.0 + math.exp(-eps0)) * (1.0 + 8 * _U))
+
+
 def _check_clone(s: Any, eps0: float) -> float:
     if s is None:
-        return math.exp(-eps0) * (1.0 - 2 * _U)
+        return math.exp(-eps0) * (1.0 - 4 * _U)
     v = check_real(s, "clone_probability")
     top = 2.0 / (math.exp(eps0) + 1.0)
     if not (0.0 <= v <= top * (1.0 + 4 * _U)):
@@ -97,8 +102,7 @@ def generic_delta(eps0: float, users: int, epsilons: Any, *, clone_probability: 
     n = _check_users(users)
     eps = _check_epsilons(epsilons)
     s = _check_clone(clone_probability, e0)
-    w = 1.0 / (1.0 + math.exp(-e0))
-    return clone_pair_delta(n - 1, s, w, 1.0, eps)
+    return clone_pair_delta(n - 1, s, _first_weight(e0), 1.0, eps)
 
 
 def generic_epsilon(eps0: float, users: int, delta: float, *, clone_probability: float | None = None,
@@ -118,7 +122,7 @@ def generic_epsilon(eps0: float, users: int, delta: float, *, clone_probability:
     if not 0.0 < d < 1.0:
         raise InvalidParameterError(f"delta must be in (0, 1) (got {d!r})")
     s = _check_clone(clone_probability, e0)
-    w = 1.0 / (1.0 + math.exp(-e0))
+    w = _first_weight(e0)
     tail = 1e-4 * d  # the window's left-out mass (added back) stays far below delta
     return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, 1.0, np.array([x]), tail=tail)[0]), d,
                         math.nextafter(e0, math.inf), rtol=rtol)

@@ -122,7 +122,7 @@ def _pieces(vr: VariationRatio) -> tuple[float, float, float] | None:
         return 1.0, 0.0, 1.0  # some output pins the value down: no clone decomposition
     lam = min(1.0, vr.beta * (p + 1.0) / (p - 1.0) * (1.0 + 8 * _U))
     s = max(0.0, 2.0 * p * vr.beta_low / ((p - 1.0) * q) * (1.0 - 8 * _U))
-    w = p / (p + 1.0)
+    w = min(1.0, p / (p + 1.0) * (1.0 + 8 * _U))  # rounded up: the divergence grows with it
     return lam, min(s, 1.0), w
 
 
