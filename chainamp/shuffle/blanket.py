@@ -32,12 +32,13 @@ import numpy as np
 from .._numerics import (SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_delta, check_int, check_memory, progress_bar,
                          round_up)
 from ..errors import InvalidMechanismError, InvalidParameterError
-from ..mixing import doeblin
+from ..mixing import doeblin, ldp_guarantee
 from ..operators import MarkovOperator, SymmetricChannel
 from ._clones import invert_delta
+from ._pairs import pair_from_curve
 from .generic import _check_epsilons, _check_users
 
-__all__ = ["blanket_delta", "blanket_epsilon"]
+__all__ = ["blanket_delta", "blanket_epsilon", "blanket_dominating_pair"]
 
 _U = UNIT_ROUNDOFF
 BLANKET_TERM_RTOL = 1e-12  # extra relative margin per log-multinomial term, beyond its computed error bound
@@ -305,3 +306,24 @@ def blanket_epsilon(R: Any, users: int, delta: float, *, neighbors: Any = None, 
         raise InvalidParameterError(f"delta must be in (0, 1) (got {d!r})")
     setup = _setup(R, users, neighbors, max_histograms, max_terms)
     return invert_delta(lambda x: float(_evaluate(setup, np.array([x]), progress)[0]), d, math.inf, rtol=rtol)
+
+
+def blanket_dominating_pair(R: Any, users: int, *, epsilons: Any = None, neighbors: Any = None,
+                            max_histograms: int = 2_000_000, max_terms: int = 20_000):
+    """A :class:`~chainamp.privacy.DominatingPair` of :func:`blanket_delta` on a grid of eps (as
+    :func:`chainamp.shuffle.generic_dominating_pair`), with ``(eps_R, 0)`` from :func:`chainamp.ldp_guarantee`
+    (all pairs of values; with ``neighbors`` that is still an upper bound).
+
+    Examples
+    --------
+    >>> e = math.exp(1.0)
+    >>> R = [[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]]
+    >>> pair = blanket_dominating_pair(R, 100)
+    >>> bool(pair.delta(0.3) >= blanket_delta(R, 100, [0.3])[0])
+    True
+    """
+    setup = _setup(R, users, neighbors, max_histograms, max_terms)
+    K = R if isinstance(R, MarkovOperator) else MarkovOperator(R)
+    pure = ldp_guarantee(K).epsilon
+    return pair_from_curve(lambda x: _evaluate(setup, _check_epsilons(x), False), pure, epsilons,
+                           f"shuffled reports, n={int(users)} (privacy blanket)")

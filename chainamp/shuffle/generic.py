@@ -24,8 +24,9 @@ import numpy as np
 from .._numerics import UNIT_ROUNDOFF, check_delta, check_int, check_real
 from ..errors import InvalidParameterError
 from ._clones import clone_pair_delta, invert_delta
+from ._pairs import pair_from_curve
 
-__all__ = ["generic_delta", "generic_epsilon", "fmt_closed_form_epsilon", "clone_probability"]
+__all__ = ["generic_delta", "generic_epsilon", "generic_dominating_pair", "fmt_closed_form_epsilon", "clone_probability"]
 
 _U = UNIT_ROUNDOFF
 
@@ -126,6 +127,26 @@ def generic_epsilon(eps0: float, users: int, delta: float, *, clone_probability:
     tail = 1e-4 * d  # the window's left-out mass (added back) stays far below delta
     return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, 1.0, np.array([x]), tail=tail)[0]), d,
                         math.nextafter(e0, math.inf), rtol=rtol)
+
+
+def generic_dominating_pair(eps0: float, users: int, *, epsilons: Any = None,
+                            clone_probability: float | None = None):
+    """A :class:`~chainamp.privacy.DominatingPair` of :func:`generic_delta` (for :func:`chainamp.compose`):
+    the worst pair meeting ``(eps, generic_delta(eps))`` at every grid point (default: 48 points from 0
+    to the eps where the bound reaches 1e-12) and ``(eps0, 0)``.
+
+    Examples
+    --------
+    >>> pair = generic_dominating_pair(4.0, 100_000)
+    >>> bool(pair.delta(0.1728) >= generic_delta(4.0, 100_000, [0.1728])[0])
+    True
+    """
+    e0 = _check_eps0(eps0)
+    n = _check_users(users)
+    s = _check_clone(clone_probability, e0)
+    w = _first_weight(e0)
+    return pair_from_curve(lambda x: clone_pair_delta(n - 1, s, w, 1.0, _check_epsilons(x)), e0, epsilons,
+                           f"shuffled eps0={e0:g} randomizer, n={n} (clones)")
 
 
 def fmt_closed_form_epsilon(eps0: float, users: int, delta: float) -> float:

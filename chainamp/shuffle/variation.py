@@ -36,9 +36,11 @@ from ..errors import InvalidMechanismError, InvalidParameterError
 from ..mixing import dobrushin, ldp_guarantee
 from ..operators import MarkovOperator, SymmetricChannel
 from ._clones import clone_pair_delta, invert_delta
+from ._pairs import pair_from_curve
 from .generic import _check_epsilons, _check_users
 
-__all__ = ["VariationRatio", "variation_ratio_parameters", "variation_ratio_delta", "variation_ratio_epsilon"]
+__all__ = ["VariationRatio", "variation_ratio_parameters", "variation_ratio_delta", "variation_ratio_epsilon",
+           "variation_ratio_dominating_pair"]
 
 _U = UNIT_ROUNDOFF
 
@@ -175,3 +177,20 @@ def variation_ratio_epsilon(R_or_params: Any, users: int, delta: float, *, rtol:
     hi = math.nextafter(math.log(vr.p), math.inf) if math.isfinite(vr.p) else math.inf
     return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, lam, np.array([x]), tail=tail)[0]), d, hi,
                         rtol=rtol)
+
+
+def variation_ratio_dominating_pair(R_or_params: Any, users: int, *, epsilons: Any = None):
+    """A :class:`~chainamp.privacy.DominatingPair` of :func:`variation_ratio_delta` on a grid of eps (as
+    :func:`chainamp.shuffle.generic_dominating_pair`), with ``(log p, 0)``.
+
+    Examples
+    --------
+    >>> pair = variation_ratio_dominating_pair(SymmetricChannel.from_epsilon(4, 2.0), 1000)
+    >>> bool(pair.delta(0.5) >= variation_ratio_delta(SymmetricChannel.from_epsilon(4, 2.0), 1000, [0.5])[0])
+    True
+    """
+    vr = _params(R_or_params)
+    n = _check_users(users)
+    pure = math.log(vr.p) if math.isfinite(vr.p) else math.inf
+    return pair_from_curve(lambda x: variation_ratio_delta(vr, n, x), math.nextafter(pure, math.inf), epsilons,
+                           f"shuffled reports, n={n} (variation ratio)")

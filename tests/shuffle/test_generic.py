@@ -129,3 +129,14 @@ def test_closed_form_is_looser():
 def test_validation(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_dominating_pair_composes():
+    from chainamp import compose
+    from chainamp.shuffle import generic_dominating_pair
+    pair = generic_dominating_pair(4.0, 100_000)
+    grid = np.linspace(0.0, 0.4, 9)
+    assert np.all(pair.delta(grid) >= generic_delta(4.0, 100_000, grid))
+    assert pair.delta(4.0 * (1 + 1e-9)) == 0.0
+    two = compose([pair], [2])
+    assert float(np.asarray(two.delta(np.array([0.3])))[0]) >= pair.delta(0.3)
