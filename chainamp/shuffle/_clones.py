@@ -80,8 +80,13 @@ def _per_count(c: np.ndarray, w: float, e: float) -> np.ndarray:
     base = np.floor(theta)
     r = SHUFFLE_SPECIAL_RTOL
     j = np.clip(base + 1.0, 0.0, c + 1.0)  # the threshold unless theta sits within rounding of an integer
-    Wm = st.binom.pmf(np.stack((j - 2.0, j - 1.0, j)), c, 0.5)
-    W_up, W_lo = Wm * (1.0 + r), Wm * (1.0 - r)
+    W1 = st.binom.pmf(j - 1.0, c, 0.5)  # W(j - 1); its neighbours by the exact ratios of binomial pmfs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        W0 = np.where(j >= 2.0, W1 * (j - 1.0) / (c - j + 2.0), 0.0)  # W(j - 2)
+        W2 = np.where(j <= c, W1 * (c - j + 1.0) / np.maximum(j, 1.0), 0.0)  # W(j)
+    W2 = np.where(j == 0.0, st.binom.pmf(0.0, c, 0.5), W2)  # j = 0: W(j - 1) = 0, no ratio
+    Wm = np.stack((W0, W1, W2)) * (1.0 + 8 * _U)  # the ratios' rounding, pushed up
+    W_up, W_lo = Wm * (1.0 + r) + 1e-300, Wm * ((1.0 - r) * (1.0 - 32 * _U))  # 1e-300: an underflowed ratio
     S1 = np.where(j <= 0, 1.0, st.binom.sf(j - 1.0, c, 0.5))
     S_lo = np.stack((S1 * (1.0 - r) + W_lo[1],  # S(j - 1) = S(j) + W(j - 1)
                      S1 * (1.0 - r),
@@ -93,9 +98,10 @@ def _per_count(c: np.ndarray, w: float, e: float) -> np.ndarray:
 
 
 def clone_pair_delta(n_others: int, s: float, w: float, lam: float, epsilons: np.ndarray, *,
-                     tail: float = _WINDOW_TAIL) -> np.ndarray:
-    """Certified ``delta(eps)`` of the clone pair (module docstring) for every ``eps >= 0``."""
-    c, pc, tail = clone_window(n_others, s, tail)
+                     tail: float = _WINDOW_TAIL, window: tuple | None = None) -> np.ndarray:
+    """Certified ``delta(eps)`` of the clone pair (module docstring) for every ``eps >= 0``; ``window``
+    is a :func:`clone_window` of the same ``(n_others, s)`` computed once for many calls."""
+    c, pc, tail = clone_window(n_others, s, tail) if window is None else window
     out = np.empty(epsilons.size)
     for i, eps in enumerate(epsilons.tolist()):
         if math.isinf(eps):

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_delta, check_int, check_real
 from ..errors import InvalidParameterError
-from ._clones import clone_pair_delta, invert_delta
+from ._clones import clone_pair_delta, clone_window, invert_delta
 from ._pairs import pair_from_curve
 
 __all__ = ["generic_delta", "generic_epsilon", "generic_dominating_pair", "fmt_closed_form_epsilon", "clone_probability"]
@@ -125,7 +125,8 @@ def generic_epsilon(eps0: float, users: int, delta: float, *, clone_probability:
     s = _check_clone(clone_probability, e0)
     w = _first_weight(e0)
     tail = 1e-4 * d  # the window's left-out mass (added back) stays far below delta
-    return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, 1.0, np.array([x]), tail=tail)[0]), d,
+    win = clone_window(n - 1, s, tail)
+    return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, 1.0, np.array([x]), window=win)[0]), d,
                         math.nextafter(e0, math.inf), rtol=rtol)
 
 

@@ -35,7 +35,7 @@ from .._numerics import UNIT_ROUNDOFF, check_delta, check_memory
 from ..errors import InvalidMechanismError, InvalidParameterError
 from ..mixing import dobrushin, ldp_guarantee
 from ..operators import MarkovOperator, SymmetricChannel
-from ._clones import clone_pair_delta, invert_delta
+from ._clones import clone_pair_delta, clone_window, invert_delta
 from ._pairs import pair_from_curve
 from .generic import _check_epsilons, _check_users
 
@@ -175,7 +175,8 @@ def variation_ratio_epsilon(R_or_params: Any, users: int, delta: float, *, rtol:
         return 0.0
     tail = 1e-4 * d
     hi = math.nextafter(math.log(vr.p), math.inf) if math.isfinite(vr.p) else math.inf
-    return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, lam, np.array([x]), tail=tail)[0]), d, hi,
+    win = clone_window(n - 1, s, tail)
+    return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, lam, np.array([x]), window=win)[0]), d, hi,
                         rtol=rtol)
 
 
