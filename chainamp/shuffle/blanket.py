@@ -248,13 +248,14 @@ def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: A
         sizes = np.unique(np.linspace(lo, hi, points).astype(int)) if points < hi - lo + 1 else np.arange(lo, hi + 1)
         if not fast:
             sizes = np.arange(lo, lo + points)
-        # mass of each block [sizes_i, sizes_{i+1}) and of [sizes_last, N]
-        edges_hi = np.append(sizes[1:] - 1, N)
-        cdf_hi = st.binom.cdf(edges_hi, N, g)
-        cdf_lo = np.where(sizes > 0, st.binom.cdf(sizes - 1, N, g), 0.0)
-        masses = np.maximum(cdf_hi - cdf_lo, 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 4 * _U + \
-            np.where(sizes == sizes, st.binom.pmf(sizes, N, g) * SHUFFLE_SPECIAL_RTOL, 0.0)
-        masses[-1] = float(st.binom.sf(sizes[-1] - 1, N, g)) * (1 + SHUFFLE_SPECIAL_RTOL) + 4 * _U
+        # mass of each block [sizes_i, sizes_{i+1}) as a sum of pmfs (no cdf differences: their absolute
+        # error would swamp small blocks), the last block also holding the tail above the window
+        check_memory(24.0 * (hi - lo + 1), f"the pmf of {hi - lo + 1} blanket sizes")
+        all_b = np.arange(lo, hi + 1)
+        pm = st.binom.pmf(all_b, N, g) * (1 + SHUFFLE_SPECIAL_RTOL)
+        idx = np.searchsorted(sizes, all_b, side="right") - 1
+        masses = np.bincount(idx, weights=pm, minlength=sizes.size) * (1 + (hi - lo + 4) * _U)
+        masses[-1] += (float(st.binom.sf(hi, N, g)) if hi < N else 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 1e-300
         below = (float(st.binom.cdf(lo - 1, N, g)) if lo > 0 else 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 1e-300
     return parts, sizes, masses, below, fast
 
