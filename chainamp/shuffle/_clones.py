@@ -107,7 +107,7 @@ def clone_pair_delta(n_others: int, s: float, w: float, lam: float, epsilons: np
         if math.isinf(eps):
             out[i] = 0.0 if w < 1.0 else lam  # w = 1: the changing user is always seen
             continue
-        e = math.exp(eps) * (1.0 - 4 * _U)
+        e = math.exp(min(eps, 700.0)) * (1.0 - 4 * _U)  # a smaller e^eps only raises the bound
         d = _per_count(c, w, e)
         if not np.any(d > 0.0):
             out[i] = 0.0

@@ -267,7 +267,7 @@ def _evaluate(setup: tuple, eps: np.ndarray, progress: Any) -> np.ndarray:
     with progress_bar(work, "blanket sizes", unit="sizes", progress=progress) as bar:
         for (r0c, r1c, omc), rev0, rev1 in parts:
             for i, x in enumerate(eps.tolist()):
-                e = math.exp(x) * (1 - 4 * _U) if math.isfinite(x) else math.inf
+                e = math.exp(min(x, 700.0)) * (1 - 4 * _U) if math.isfinite(x) else math.inf
                 if math.isinf(e):
                     out[i] = max(out[i], float(np.sum(rev0[rev1 <= 0])))
                     bar.update(sizes.size)

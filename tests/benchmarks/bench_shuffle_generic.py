@@ -59,8 +59,18 @@ def _fmt_deltacomp(n, eps0, eps, deltaupper, step):
     return max(dp, dq)
 
 
-def fmt_numerical(n, eps0, delta, iterations=20, step=100):
-    lo, hi = 0.0, eps0
+def _fmt_closed_form(n, eps0, delta):
+    a = 8 * (math.exp(eps0) * math.log(4 / delta)) ** 0.5 / n ** 0.5
+    c = 8 * math.exp(eps0) / n
+    e = math.log(1 + a + c)
+    return math.log(1 + (1 - math.exp(-eps0)) / (1 + math.exp(-eps0 - e)) * (a + c))
+
+
+def fmt_numerical(n, eps0, delta, iterations=10, step=100):
+    """Their numericalanalysis(n, eps0, delta, num_iterations, step, upperbound=True) with the
+    parameters of their example.py: 10 bisection steps from the closed form (when valid) or eps0."""
+    hi = _fmt_closed_form(n, eps0, delta) if eps0 < math.log(n / (16 * math.log(4 / delta))) else eps0
+    lo = 0.0
     for _ in range(iterations):
         mid = (lo + hi) / 2
         if _fmt_deltacomp(n, eps0, mid, delta, step) < delta:
@@ -90,7 +100,7 @@ def main() -> None:
             theirs, t2, m2 = _measure(lambda: fmt_numerical(n, eps0, 1e-6))
             tail = f"{theirs:17.6f} {t2:7.2f} {m2 / 2**20:6.1f}"
         else:
-            tail = f"{"(skipped: slow)":>17}"
+            tail = f"{'(skipped: slow)':>17}"
         print(f"{n:>10} {eps0:5.1f} | {ours:13.6f} {t1:7.2f} {m1 / 2**20:6.1f} | {tail}")
     print("load:", os.getloadavg())
     # the structured bounds at the scale goals (no baseline exists for them: every published code either

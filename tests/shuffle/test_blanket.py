@@ -117,3 +117,10 @@ def test_published_hoeffding_and_bennett_values():
 def test_published_validation(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_single_user_is_the_local_randomizer():
+    from chainamp.operators import SymmetricChannel
+    d = blanket_delta(SymmetricChannel.from_epsilon(3, 1.0), 1, [0.0])[0]
+    assert d >= (math.e - 1) / (math.e + 2) and d <= (math.e - 1) / (math.e + 2) * (1 + 1e-5)
+    assert blanket_epsilon(np.eye(3), 1000, 1e-6) == math.inf

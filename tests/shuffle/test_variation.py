@@ -83,3 +83,9 @@ def test_parameters_as_tuple_and_zero_beta():
 def test_validation(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_no_blanket_no_amplification():
+    """The identity reveals every value: delta = 1 at every finite eps and no finite eps reaches delta."""
+    assert np.all(variation_ratio_delta(np.eye(3), 1000, [0.0, 5.0, 800.0]) == 1.0)
+    assert variation_ratio_epsilon(np.eye(3), 1000, 1e-6) == math.inf
