@@ -16,9 +16,18 @@ post-processing of both sides), so blanket sizes are summed exactly in a window 
 otherwise in blocks valued at their smallest b (an upper bound); the mass of B below the first summed
 size is added with ``D <= 1``.
 
-Rounding: every log-multinomial term carries its computed error bound (lgamma within 4 ulps, the
-exponent's sums, exp) plus ``BLANKET_TERM_RTOL`` (P pushed up, Q down); block masses are pushed up; the total is rounded up. Applies to any finite R whose classes
-(at most 4 in practice) keep the enumeration within ``max_histograms`` per blanket size.
+Two evaluations of ``D_b``: pairs with at most three classes (binary and k-ary randomized response,
+:class:`~chainamp.operators.SymmetricChannel` at any k without densifying, any R with three outputs)
+in closed form per (blanket size, count of the two differing classes) (:func:`_three_classes_Db`);
+other pairs by enumerating every histogram of their classes (small n and few classes; beyond
+``max_histograms`` histograms the larger sizes share the value of the last enumerated size, an upper
+bound that can be loose).
+
+Rounding: the closed form trusts scipy's binomial pmf and survival function to a relative
+``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta; every enumerated log-multinomial term
+carries its computed error bound (lgamma within 4 ulps, the exponent's sums, exp) plus
+``BLANKET_TERM_RTOL`` (P pushed up, Q down); block masses are sums of pmfs pushed up; the total is
+rounded up. Below about 1e-14 the values are this floor, not the divergence.
 """
 
 from __future__ import annotations
