@@ -23,6 +23,7 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_delta, check_int, check_real
 from ..errors import InvalidParameterError
+from ..operators import SymmetricChannel
 from ._clones import clone_pair_delta, clone_window, invert_delta
 from ._pairs import pair_from_curve
 
@@ -194,7 +195,13 @@ def clone_probability(R: Any, *, neighbors: Any = None) -> float:
     >>> e = math.exp(1.0)
     >>> round(clone_probability([[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]]), 6)
     0.537883
+    >>> from chainamp.operators import SymmetricChannel
+    >>> round(clone_probability(SymmetricChannel.from_epsilon(10**6, 1.0)), 6)  # k-RR, never densified
+    0.537883
     """
+    if isinstance(R, SymmetricChannel):  # k-RR: the minimum is at y = x0 held by another value
+        d, o = R.diagonal, R.off_diagonal
+        return max(0.0, 2.0 * min(d, o) / (d + o) * (1.0 - 8 * _U)) if d + o > 0 else 0.0
     M = np.asarray(R, dtype=float)
     if M.ndim != 2 or M.shape[0] < 2 or np.any(~np.isfinite(M)) or np.any(M < 0):
         raise InvalidParameterError(f"R must be a 2-d array of >= 2 rows of non-negative numbers (shape "
