@@ -92,3 +92,8 @@ DOMINATING_DELTA_FLOOR = 1e-30
 #: few hundred bytes per nonzero, so 1e7 is a few GB on this kind of machine; measured: a 34-ary RR after
 #: 34-ary RR (1.3e6 nonzeros) takes ~9 s, a 77-ary one (3.5e7) did not finish in 5 minutes.
 DESIGN_MAX_LP_NONZEROS = 10_000_000
+
+#: Relative error allowed for scipy's binomial pmf and survival function where a shuffled bound trusts
+#: them (chainamp.shuffle): every such value is pushed by this factor toward a larger delta.
+SHUFFLE_SPECIAL_RTOL = 1e-6
+__all__.append("SHUFFLE_SPECIAL_RTOL")

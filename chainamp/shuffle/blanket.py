@@ -1,0 +1,339 @@
+"""The exact expectation behind the privacy blanket of Balle, Bell, Gascon and Nissim (2019).
+
+R(x) = g omega + (1 - g) R'(x) with ``g = sum_y min_x R(x, y)`` (``g = 1 -`` the Doeblin coefficient of
+:func:`chainamp.doeblin`, ``omega`` its witness). Each other user's report is, with probability g, a
+draw from omega that does not depend on its value; revealing which users drew from the blanket and the
+others' remaining reports is extra information, so the pair ``(R(x0) + H_B, R(x1) + H_B)`` with
+``H_B ~ Mult(B, omega)``, ``B ~ Bin(n - 1, g)``, dominates the shuffled reports (their Section 3).
+Balle et al. bound its divergence by Hoeffding's and Bennett's inequalities; we evaluate it.
+
+Per blanket size b, with outputs grouped into classes on which ``(R(x0, y), R(x1, y), omega_y)`` are
+proportional (the likelihood depends only on the class counts), ``P_b(h) = sum_y R(x0, y)
+Mult(b, omega)(h - e_y)``; outputs outside omega's support reveal the changing user's report and add
+``[R(x0, y) - e^eps R(x1, y)]_+``. ``D_b(eps) = sum_h [P_b(h) - e^eps Q_b(h)]_+`` is enumerated over
+every histogram of the classes. ``D_b`` does not increase with b (one more blanket draw is a
+post-processing of both sides), so blanket sizes are summed exactly in a window when that is cheap and
+otherwise in blocks valued at their smallest b (an upper bound); the mass of B below the first summed
+size is added with ``D <= 1``.
+
+Two evaluations of ``D_b``: pairs with at most three classes (binary and k-ary randomized response,
+:class:`~chainamp.operators.SymmetricChannel` at any k without densifying, any R with three outputs)
+in closed form per (blanket size, count of the two differing classes) (:func:`_three_classes_Db`);
+other pairs by enumerating every histogram of their classes (small n and few classes; beyond
+``max_histograms`` histograms the larger sizes share the value of the last enumerated size, an upper
+bound that can be loose).
+
+Rounding: the closed form trusts scipy's binomial pmf and survival function to a relative
+``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta; every enumerated log-multinomial term
+carries its computed error bound (lgamma within 4 ulps, the exponent's sums, exp) plus
+``BLANKET_TERM_RTOL`` (P pushed up, Q down); block masses are sums of pmfs pushed up; the total is
+rounded up. Below about 1e-14 the values are this floor, not the divergence.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from .._numerics import (SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_delta, check_int, check_memory, progress_bar,
+                         round_up)
+from ..errors import InvalidMechanismError, InvalidParameterError
+from ..mixing import doeblin, ldp_guarantee
+from ..operators import MarkovOperator, SymmetricChannel
+from ._clones import invert_delta
+from ._pairs import pair_from_curve
+from .generic import _check_epsilons, _check_users
+
+__all__ = ["blanket_delta", "blanket_epsilon", "blanket_dominating_pair"]
+
+_U = UNIT_ROUNDOFF
+BLANKET_TERM_RTOL = 1e-12  # extra relative margin per log-multinomial term, beyond its computed error bound
+
+
+def _dense(R: Any) -> np.ndarray:
+    K = R if isinstance(R, MarkovOperator) else MarkovOperator(R)
+    if K.shape[0] < 2:
+        raise InvalidMechanismError(f"R must have at least 2 values (rows), got shape {K.shape}")
+    check_memory(8.0 * K.shape[0] * K.shape[1], f"the dense {K.shape[0]} x {K.shape[1]} randomizer")
+    M = K.matrix
+    return np.asarray(M.toarray() if hasattr(M, "toarray") else M, dtype=float)
+
+
+def _classes(r0: np.ndarray, r1: np.ndarray, om: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge outputs of omega's support on which (r0, r1) / omega agree (exactly, as floats)."""
+    keys: dict = {}
+    for y in np.flatnonzero(om > 0):
+        key = (r0[y] / om[y], r1[y] / om[y])
+        keys.setdefault(key, []).append(y)
+    groups = list(keys.values())
+    return (np.array([r0[g].sum() for g in groups]), np.array([r1[g].sum() for g in groups]),
+            np.array([om[g].sum() for g in groups]))
+
+
+def _compositions(total: int, parts: int) -> np.ndarray:
+    rows = [np.array(c) - np.arange(parts - 1) - 1 for c in itertools.combinations(range(total + parts - 1), parts - 1)]
+    if parts == 1:
+        return np.array([[total]])
+    cuts = np.array([np.array(c) for c in itertools.combinations(range(total + parts - 1), parts - 1)])
+    bounds = np.hstack((np.full((cuts.shape[0], 1), -1), cuts, np.full((cuts.shape[0], 1), total + parts - 1)))
+    del rows
+    return np.diff(bounds, axis=1) - 1
+
+
+def _pair_Db(r0c, r1c, omc, b: int, e: float) -> float:
+    """``sum_h [P_b(h) - e Q_b(h)]_+`` over histograms of b + 1 draws on the classes (upper bound)."""
+    m = omc.size
+    H = _compositions(b + 1, m).astype(float)
+    check_memory(8.0 * H.size * 6, f"the {H.shape[0]} histograms of {b + 1} draws over {m} blanket classes")
+    lgh = np.sum([np.vectorize(math.lgamma)(H[:, i] + 1) for i in range(m)], axis=0)
+    lom = H @ np.log(omc)
+    lg = math.lgamma(b + 2) - lgh + lom
+    base = np.exp(lg) / (b + 1)
+    P = base * (H @ (r0c / omc))
+    Q = base * (H @ (r1c / omc))
+    # relative error of each term: lgamma (one ulp each, taken as 4u) and the sums in the exponent,
+    # carried through exp, plus the products and sums after it
+    err = 8 * _U * (math.lgamma(b + 2) + lgh + np.abs(H) @ np.abs(np.log(omc)) + m + 4)
+    r = BLANKET_TERM_RTOL + 2.0 * err + (2 * m + 16) * _U
+    return float(np.sum(np.maximum(0.0, P * (1 + r) - e * Q * (1 - r))))
+
+
+def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
+    """``D_b`` for every blanket size in ``bs``, at most three classes, in closed form (upper bounds).
+
+    ``D_b = E[(sum_c h_c l_c)_+] / (b + 1)`` over ``h ~ Mult(b + 1, omega)``, ``l_c = (r0_c - e r1_c) / omega_c``.
+    With ``s = h_0 + h_1 ~ Bin(b + 1, omega_0 + omega_1)`` and ``h_0 | s ~ Bin(s, rho)``, the sum is
+    ``alpha h_0 + beta_s`` (``alpha = l_0 - l_1 >= 0`` after ordering the two classes), positive on a tail
+    ``h_0 >= j``: ``E[(alpha h_0 + beta)_+] = alpha s rho P(Bin(s - 1, rho) >= j - 1) + beta P(Bin(s, rho) >= j)``.
+    The three integers around the computed threshold are tried and the largest kept; survival
+    functions and pmfs are trusted to ``SHUFFLE_SPECIAL_RTOL``; the mass of s outside its window is added
+    with the largest ``l_c`` (``sum_c h_c l_c <= (b + 1) max_c l_c``)."""
+    import scipy.stats as st
+    m = omc.size
+    r0c, r1c, omc = (np.concatenate((a, np.zeros(3 - m))) for a in (r0c, r1c, omc))
+    l = np.where(omc > 0, (r0c - e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)
+    if l[0] < l[1]:
+        l[[0, 1]], omc[[0, 1]] = l[[1, 0]], omc[[1, 0]]
+    lmax = float(max(0.0, l[omc > 0].max()))
+    out = np.zeros(bs.size)
+    if lmax <= 0.0:
+        return out
+    pi = min(1.0, omc[0] + omc[1])
+    rho = omc[0] / (omc[0] + omc[1]) if omc[0] + omc[1] > 0 else 0.0
+    r = SHUFFLE_SPECIAL_RTOL
+    Ns = bs.astype(float) + 1.0
+    # the window of s for every b, flattened into one vector of (b, s) pairs
+    if pi >= 1.0 or omc[2] <= 0.0:
+        owner, svals, sw, tails = np.arange(bs.size), Ns.copy(), np.ones(bs.size), np.zeros(bs.size)
+    else:
+        mean, sd = Ns * pi, np.sqrt(Ns * pi * (1 - pi))
+        lo = np.maximum(0, (mean - 9 * sd - 9).astype(np.int64))
+        hi = np.minimum(Ns.astype(np.int64), (mean + 9 * sd + 81).astype(np.int64) + 1)
+        counts = hi - lo + 1
+        total = int(counts.sum())
+        check_memory(12 * 8.0 * total, f"{total} (blanket size, count) pairs of the blanket pair")
+        owner = np.repeat(np.arange(bs.size), counts)
+        svals = (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)).astype(float)
+        sw = st.binom.pmf(svals, Ns[owner], pi) * (1 + r)
+        tails = (np.where(lo > 0, st.binom.cdf(lo - 1, Ns, pi), 0.0)
+                 + np.where(hi < Ns, st.binom.sf(hi, Ns, pi), 0.0)) * (1 + r) + 1e-300
+    N = Ns[owner]
+    alpha = l[0] - l[1]
+    beta = svals * (l[1] - l[2]) + N * l[2]
+    scale = 16 * _U * (np.abs(l).max() * N + 1.0)  # absolute error of every alpha h + beta evaluated
+    if alpha <= 0.0 or rho <= 0.0:
+        ex = np.maximum(beta + scale, 0.0)
+    else:
+        j = np.clip(np.floor(-beta / alpha) + 1.0, 0.0, svals + 1.0)
+        sm1 = np.maximum(svals - 1.0, 0.0)
+        srho = svals * rho
+        # at j: two survival functions; at j - 1 and j + 1: the same moved by one pmf term each
+        t1 = np.where(svals > 0, np.where(j - 1.0 <= 0, 1.0, st.binom.sf(j - 2.0, sm1, rho)), 0.0) * srho
+        t2 = np.where(j <= 0, 1.0, st.binom.sf(j - 1.0, svals, rho))
+        q1 = np.where(svals > 0, st.binom.pmf(np.stack((j - 2.0, j - 1.0)), sm1, rho), 0.0) * srho  # T1 steps
+        q2 = st.binom.pmf(np.stack((j - 1.0, j)), svals, rho)  # T2 steps
+        t1u, t1l, t2u, t2l = t1 * (1 + r), t1 * (1 - r), t2 * (1 + r), t2 * (1 - r)
+        q1u, q1l, q2u, q2l = q1 * (1 + r), q1 * (1 - r), q2 * (1 + r), q2 * (1 - r)
+        cands = (  # (T1 upper, T2 lower, T2 upper) at j - 1, j, j + 1
+            (t1u + q1u[0], t2l + q2l[0], t2u + q2u[0]),
+            (t1u, t2l, t2u),
+            (np.maximum(t1u - q1l[1], 0.0), np.maximum(t2l - q2u[1], 0.0), np.maximum(t2u - q2l[1], 0.0)),
+        )
+        ex = np.zeros_like(svals)
+        for a1, b_lo, b_hi in cands:
+            val = alpha * a1 + np.where(beta < 0, beta * b_lo, beta * b_hi)
+            ex = np.maximum(ex, val * (1 + 8 * _U) + scale)
+    sums = np.bincount(owner, weights=sw * ex, minlength=bs.size) + tails * lmax * Ns
+    terms = np.bincount(owner, minlength=bs.size)
+    out = sums / Ns * (1.0 + (terms + 8) * 2 * _U)
+    return np.minimum(out, 1.0)
+
+
+def _blanket_parts(R: Any) -> tuple[float, np.ndarray | None, Any]:
+    """``(g, omega, M)``: the blanket mass (rounded down), its witness and the dense rows (None for k-RR)."""
+    if isinstance(R, SymmetricChannel):
+        if R.shape[0] != R.shape[1] or R.shape[0] < 2:
+            raise InvalidMechanismError(f"R must be a square symmetric channel with >= 2 values (shape {R.shape})")
+        return max(0.0, 1.0 - doeblin(R).gamma), None, None
+    M = _dense(R)
+    res = doeblin(M)
+    om = np.zeros(M.shape[1]) if res.witness is None else np.asarray(res.witness, dtype=float)
+    return max(0.0, 1.0 - res.gamma), om, M
+
+
+def _pair_classes(R: Any, om, M, a: int, b: int):
+    """Per ordered pair: the blanket classes ``(r0, r1, omega)`` and the revealing outputs' rows."""
+    if M is None:  # k-RR: omega uniform; classes x0, x1 and the other k - 2 values
+        k, d, o = R.shape[0], R.diagonal, R.off_diagonal
+        cls = (np.array([d, o, (k - 2) * o]), np.array([o, d, (k - 2) * o]), np.array([1 / k, 1 / k, (k - 2) / k]))
+        keep = cls[2] > 0
+        return tuple(c[keep] for c in cls), np.zeros(0), np.zeros(0)
+    r0, r1 = M[a], M[b]
+    outside = om <= 0
+    cls = _classes(r0, r1, om) if om.any() else (np.zeros(0), np.zeros(0), np.zeros(0))
+    return cls, r0[outside], r1[outside]
+
+
+def blanket_delta(R: Any, users: int, epsilons: Any, *, neighbors: Any = None, max_histograms: int = 2_000_000,
+                  max_terms: int = 20_000, progress: bool | None = None) -> np.ndarray:
+    """Certified ``delta(eps)`` of the blanket pair of Balle et al. 2019 (module docstring), the maximum
+    over neighbouring pairs of values (``neighbors``: pairs of row indices; default every pair).
+
+    ``R`` is a finite randomizer (anything :class:`~chainamp.MarkovOperator` accepts) or a
+    :class:`~chainamp.operators.SymmetricChannel` (k-RR at any k, never densified). Pairs whose outputs
+    fall into at most three blanket classes (binary and k-ary RR, any R with three outputs) are
+    evaluated in closed form per blanket size; others by enumerating the histograms of their classes,
+    at most ``max_histograms`` in all. Blanket sizes are summed one by one within a window of B when
+    that fits the budget (``max_terms`` closed-form terms per eps on the fast path), otherwise in blocks
+    valued at their smallest size (an upper bound, since ``D_b`` does not increase with b). Values
+    below about ``1e-14`` are the floating-point floor of the closed form, not the divergence.
+
+    Examples
+    --------
+    >>> e = math.exp(1.0)
+    >>> R = [[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]]
+    >>> bool(blanket_delta(R, 50, [0.5])[0] < 0.3)
+    True
+    """
+    eps = _check_epsilons(epsilons)
+    return _evaluate(_setup(R, users, neighbors, max_histograms, max_terms), eps, progress)
+
+
+def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: Any) -> tuple:
+    """Everything that does not depend on eps: classes per pair, blanket sizes and their masses."""
+    n = _check_users(users)
+    budget = check_int(max_histograms, "max_histograms", minimum=1)
+    terms = check_int(max_terms, "max_terms", minimum=1)
+    g, om, M = _blanket_parts(R)
+    k = R.shape[0] if M is None else M.shape[0]
+    if M is None:
+        pairs = [(0, 1)]  # every pair of a symmetric channel is the same up to relabelling
+    elif neighbors is None:
+        pairs = [(i, j) for i in range(k) for j in range(k) if i != j]
+    else:
+        pairs = [p for a, b in neighbors for p in ((int(a), int(b)), (int(b), int(a)))]
+    import scipy.stats as st
+    N = n - 1
+    parts = [_pair_classes(R, om, M, a, b) for a, b in pairs]
+    m_cls = max(c[2].size for c, _, _ in parts)
+    fast = m_cls <= 3
+    if g <= 0.0 or N == 0:
+        sizes, masses, below = np.array([0]), np.array([1.0]), 0.0
+    else:
+        mean, sd = N * g, math.sqrt(N * g * (1 - g))
+        lo = max(0, int(mean - 9 * sd - 9))
+        hi = min(N, int(mean + 9 * sd + 81) + 1)
+        if fast:
+            per = 1.0 if (m_cls < 3) else 20.0 * math.sqrt(max(mean, 1.0) * 2.0 / max(k, 2)) + 90.0
+            points = max(2, min(hi - lo + 1, int(terms // per)))
+        else:
+            cap = lo
+            while cap < hi and math.comb(cap + 1 + m_cls - 1, m_cls - 1) * (cap - lo + 1) <= budget:
+                cap += 1
+            points = cap - lo + 1
+        sizes = np.unique(np.linspace(lo, hi, points).astype(int)) if points < hi - lo + 1 else np.arange(lo, hi + 1)
+        if not fast:
+            sizes = np.arange(lo, lo + points)
+        # mass of each block [sizes_i, sizes_{i+1}) as a sum of pmfs (no cdf differences: their absolute
+        # error would swamp small blocks), the last block also holding the tail above the window
+        check_memory(24.0 * (hi - lo + 1), f"the pmf of {hi - lo + 1} blanket sizes")
+        all_b = np.arange(lo, hi + 1)
+        pm = st.binom.pmf(all_b, N, g) * (1 + SHUFFLE_SPECIAL_RTOL)
+        idx = np.searchsorted(sizes, all_b, side="right") - 1
+        masses = np.bincount(idx, weights=pm, minlength=sizes.size) * (1 + (hi - lo + 4) * _U)
+        masses[-1] += (float(st.binom.sf(hi, N, g)) if hi < N else 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 1e-300
+        below = (float(st.binom.cdf(lo - 1, N, g)) if lo > 0 else 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 1e-300
+    return parts, sizes, masses, below, fast
+
+
+def _evaluate(setup: tuple, eps: np.ndarray, progress: Any) -> np.ndarray:
+    parts, sizes, masses, below, fast = setup
+    out = np.zeros(eps.size)
+    work = len(parts) * eps.size * sizes.size
+    with progress_bar(work, "blanket sizes", unit="sizes", progress=progress) as bar:
+        for (r0c, r1c, omc), rev0, rev1 in parts:
+            for i, x in enumerate(eps.tolist()):
+                e = math.exp(min(x, 700.0)) * (1 - 4 * _U) if math.isfinite(x) else math.inf
+                if math.isinf(e):
+                    out[i] = max(out[i], float(np.sum(rev0[rev1 <= 0])))
+                    bar.update(sizes.size)
+                    continue
+                rev = float(np.sum(np.maximum(0.0, rev0 - e * rev1)))
+                total = 0.0
+                if omc.size:
+                    if fast:
+                        Ds = _three_classes_Db(r0c, r1c, omc, sizes, e)
+                        bar.update(sizes.size)
+                    else:
+                        Ds = np.empty(sizes.size)
+                        for t, bb in enumerate(sizes.tolist()):
+                            Ds[t] = _pair_Db(r0c, r1c, omc, int(bb), e)
+                            bar.update(1)
+                    total = float(np.dot(masses, Ds))
+                else:
+                    bar.update(sizes.size)
+                val = round_up(total + below + rev, sizes.size + 8, upper=1.0)
+                out[i] = max(out[i], val)
+    return out
+
+
+def blanket_epsilon(R: Any, users: int, delta: float, *, neighbors: Any = None, rtol: float = 1e-6,
+                    max_histograms: int = 2_000_000, max_terms: int = 20_000, progress: bool | None = False) -> float:
+    """Certified eps of :func:`blanket_delta` at ``delta`` (upper end of a search bracket).
+
+    Examples
+    --------
+    >>> e = math.exp(1.0)
+    >>> eps = blanket_epsilon([[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]], 50, 0.01)
+    >>> 0.0 < eps < 1.0
+    True
+    """
+    d = check_delta(delta)
+    if not 0.0 < d < 1.0:
+        raise InvalidParameterError(f"delta must be in (0, 1) (got {d!r})")
+    setup = _setup(R, users, neighbors, max_histograms, max_terms)
+    return invert_delta(lambda x: float(_evaluate(setup, np.array([x]), progress)[0]), d, math.inf, rtol=rtol)
+
+
+def blanket_dominating_pair(R: Any, users: int, *, epsilons: Any = None, neighbors: Any = None,
+                            max_histograms: int = 2_000_000, max_terms: int = 20_000):
+    """A :class:`~chainamp.privacy.DominatingPair` of :func:`blanket_delta` on a grid of eps (as
+    :func:`chainamp.shuffle.generic_dominating_pair`), with ``(eps_R, 0)`` from :func:`chainamp.ldp_guarantee`
+    (all pairs of values; with ``neighbors`` that is still an upper bound).
+
+    Examples
+    --------
+    >>> e = math.exp(1.0)
+    >>> R = [[e / (e + 1), 1 / (e + 1)], [1 / (e + 1), e / (e + 1)]]
+    >>> pair = blanket_dominating_pair(R, 100)
+    >>> bool(pair.delta(0.3) >= blanket_delta(R, 100, [0.3])[0])
+    True
+    """
+    setup = _setup(R, users, neighbors, max_histograms, max_terms)
+    K = R if isinstance(R, MarkovOperator) else MarkovOperator(R)
+    pure = ldp_guarantee(K).epsilon
+    return pair_from_curve(lambda x: _evaluate(setup, _check_epsilons(x), False), pure, epsilons,
+                           f"shuffled reports, n={int(users)} (privacy blanket)")
