@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
 from .._numerics import ROW_SUM_ATOL, check_choice, check_int, check_memory, progress_bar
-from ..errors import InvalidParameterError
+from ..errors import InvalidOperatorError, InvalidParameterError
 from .inputs import as_schedule, as_sigma, node_indices, sensitivity_value
 from .projection import RANK_PRIMES_LIMIT, VIEWS, observer_mu
 from .result import NetworkPrivacy
@@ -21,7 +21,8 @@ __all__ = ["gossip_privacy"]
 def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0, observers: Any = None,
                    sources: Any = None, colluders: Any = None, view: str = "received", rule: str | None = None,
                    rank_primes_limit: int = RANK_PRIMES_LIMIT, row_sum_atol: float = ROW_SUM_ATOL,
-                   memory_limit: Any = None, progress: bool | None = None) -> NetworkPrivacy:
+                   allow_disconnected: bool = False, memory_limit: Any = None,
+                   progress: bool | None = None) -> NetworkPrivacy:
     """Exact privacy of every node ``u`` towards every observer ``v`` of a gossip protocol with local noise.
 
     The protocol (Cyffers, Even, Bellet and Massoulie 2022, "Muffliato"): every node adds Gaussian noise
@@ -57,6 +58,9 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
     sigma : float, sequence or dict by node label
         The standard deviation of each node's noise.
     observers, sources : node labels (default: all nodes)
+    allow_disconnected : bool
+        A graph in several pieces is refused (gossip never averages across them; usually a mistake in W)
+        unless this is True; then ``mu = 0`` between pieces.
     rank_primes_limit : int
         Largest number of primes an exact-rank proof may use per observer (beyond it, ``mu`` is the trivial
         bound ``sensitivity / sigma_u`` for the touched nodes: sound, maybe loose).
@@ -79,6 +83,7 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
     src = node_indices(sources, sched, "sources")
     col = node_indices(colluders, sched, "colluders", default_all=False)
     col = np.zeros(0, np.int64) if col is None else col
+    _check_connected(sched, obs, allow_disconnected)
     check_memory(8.0 * (3 * len(src) * len(obs) + 4 * sched.n), f"a {len(src)} x {len(obs)} matrix of mu",
                  memory_limit=memory_limit)
     cap = sensitivity_cap(delta_, sig)
@@ -120,13 +125,31 @@ def sensitivity_cap(delta_: float, sigma: np.ndarray) -> np.ndarray:
     return out
 
 
-def _distances(sched, src: np.ndarray, obs: np.ndarray) -> np.ndarray:
-    """Hop distances between sources and observers in the union graph of the schedule (``inf``: unreachable)."""
+def _union_pattern(sched) -> sp.csr_matrix:
     pat = None
     for mat in (sched.mats[:1] if sched.fixed else sched.mats):
         cur = (mat != 0).astype(np.int8)
         pat = cur + cur.T if pat is None else pat + cur + cur.T
-    pat = sp.csr_matrix(pat)
+    return sp.csr_matrix(pat)
+
+
+def _check_connected(sched, obs: np.ndarray, allow: bool) -> None:
+    from scipy.sparse.csgraph import connected_components
+
+    if not isinstance(allow, bool):
+        raise TypeError(f"allow_disconnected must be True or False (got {allow!r})")
+    count, comp = connected_components(_union_pattern(sched), directed=False)
+    if count > 1 and not allow:
+        v = int(obs[0])
+        far = int(np.nonzero(comp != comp[v])[0][0])
+        raise InvalidOperatorError(
+            f"W's graph is disconnected ({count} components: node {sched.labels[far]!r} never exchanges with "
+            f"observer {sched.labels[v]!r}); fix W or pass allow_disconnected=True (then mu = 0 between components)")
+
+
+def _distances(sched, src: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    """Hop distances between sources and observers in the union graph of the schedule (``inf``: unreachable)."""
+    pat = _union_pattern(sched)
     check_memory(8.0 * len(obs) * sched.n, f"the hop distances of {len(obs)} observers")
     d = shortest_path(pat, unweighted=True, directed=False, indices=obs)
     out = np.ascontiguousarray(d[:, src].T)

@@ -236,7 +236,7 @@ def _rank_is(sched: Schedule, plan: list, cols: np.ndarray, k: int, limit: int) 
     for c in cscs:
         c.sort_indices()
     done = 0
-    per = max(1, min(need, (1 << 22) // max(1, sum(len(snd) for _, snd in plan) * sched.n)))
+    per = max(1, min(64, (1 << 22) // max(1, sum(len(snd) for _, snd in plan) * sched.n)))
     while done < need:
         batch = ps[done:done + per]
         res = [modular.residues(modular.dyadic_scale(c), batch) for c in cscs]
