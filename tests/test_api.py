@@ -26,7 +26,7 @@ TOP_LEVEL = {
     "theorem1_dobrushin", "theorem1_doeblin", "theorem1_hockey_stick", "theorem1_ultra_mixing",
     "tight_pure_epsilon", "total_variation", "transient_states", "ultra_mixing",
     "utility", "design", "accounting", "DominatingPair", "compose", "amplify_reports", "ResourceLimitError", "resource_limits", "StructuredOperator", "SymmetricChannel", "KroneckerOperator",
-    "sweep", "spectral_gap_method",
+    "sweep", "spectral_gap_method", "network", "gossip_privacy", "NetworkPrivacy",
 }
 
 NAMESPACES = {
@@ -48,6 +48,7 @@ CONTRACT = {
     "renyi": {"noisy_sgd_rdp", "coupling_bound", "rdp_to_dp", "RDPCurve"},
     "diffusion": {"BrownianMotion", "OrnsteinUhlenbeck", "ou_condition"},
     "io": {"load_pipeline", "load_operator", "audit"},
+    "network": {"gossip_privacy", "NetworkPrivacy"},
 }
 
 

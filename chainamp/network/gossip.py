@@ -69,7 +69,7 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
     --------
     >>> import networkx as nx
     >>> res = gossip_privacy(nx.cycle_graph(8), 10, sigma=1.0, sources=[0], observers=[4])
-    >>> round(res.renyi(2.0)[0, 0], 6)    # the exact Renyi divergence of order 2: as if v saw x_u + noise
+    >>> round(float(res.renyi(2.0)[0, 0]), 6)    # the exact Renyi divergence of order 2: as if v saw x_u + noise
     1.0
     >>> round(float(res.published(2.0)[0, 0]), 3)   # the published per-message sum
     0.749

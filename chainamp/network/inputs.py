@@ -123,12 +123,12 @@ def _one_matrix(W: Any, name: str, rule: str | None, row_sum_atol: float) -> tup
     row = np.asarray(mat.sum(axis=1)).ravel()
     if np.any(np.abs(row - 1.0) > row_sum_atol):
         i = int(np.argmax(np.abs(row - 1.0)))
-        raise InvalidOperatorError(f"{name} must be row-stochastic: row {op.inputs[i]!r} sums to {row[i]!r}")
+        raise InvalidOperatorError(f"{name} must be row-stochastic: row {op.inputs[i]!r} sums to {float(row[i])!r}")
     if np.any(np.abs(col - 1.0) > row_sum_atol):
         i = int(np.argmax(np.abs(col - 1.0)))
         raise InvalidOperatorError(
             f"{name} must be doubly stochastic (gossip averaging keeps the mean): column {op.inputs[i]!r} sums to "
-            f"{col[i]!r}")
+            f"{float(col[i])!r}")
     return mat, op.inputs
 
 

@@ -242,3 +242,15 @@ def test_exports():
     assert chainamp.gossip_privacy is gossip_privacy
     assert chainamp.NetworkPrivacy is NetworkPrivacy
     assert chainamp.network.gossip_privacy is gossip_privacy
+
+
+def test_signature_is_the_issue_contract():
+    import inspect
+
+    params = list(inspect.signature(gossip_privacy).parameters.values())[:8]
+    assert [(p.name, p.kind.name, p.default) for p in params] == [
+        ("W", "POSITIONAL_OR_KEYWORD", inspect.Parameter.empty),
+        ("rounds", "POSITIONAL_OR_KEYWORD", inspect.Parameter.empty),
+        ("sigma", "KEYWORD_ONLY", inspect.Parameter.empty), ("sensitivity", "KEYWORD_ONLY", 1.0),
+        ("observers", "KEYWORD_ONLY", None), ("sources", "KEYWORD_ONLY", None),
+        ("colluders", "KEYWORD_ONLY", None), ("view", "KEYWORD_ONLY", "received")]
