@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import shortest_path
 
 from .._numerics import ROW_SUM_ATOL, check_choice, check_int, check_memory, progress_bar
 from ..errors import InvalidOperatorError, InvalidParameterError
@@ -134,7 +133,7 @@ def _union_pattern(sched) -> sp.csr_matrix:
 
 
 def _check_connected(sched, obs: np.ndarray, allow: bool) -> None:
-    from scipy.sparse.csgraph import connected_components
+    from scipy.sparse.csgraph import connected_components  # imported on use
 
     if not isinstance(allow, bool):
         raise TypeError(f"allow_disconnected must be True or False (got {allow!r})")
@@ -149,6 +148,8 @@ def _check_connected(sched, obs: np.ndarray, allow: bool) -> None:
 
 def _distances(sched, src: np.ndarray, obs: np.ndarray) -> np.ndarray:
     """Hop distances between sources and observers in the union graph of the schedule (``inf``: unreachable)."""
+    from scipy.sparse.csgraph import shortest_path  # imported on use (import chainamp stays light)
+
     pat = _union_pattern(sched)
     check_memory(8.0 * len(obs) * sched.n, f"the hop distances of {len(obs)} observers")
     d = shortest_path(pat, unweighted=True, directed=False, indices=obs)
