@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -88,6 +88,18 @@ class Schedule:
     labels: tuple
     index: dict
     fixed: bool  # one matrix repeated every round
+    cache: dict = field(default_factory=dict, compare=False, repr=False)  # derived matrices, filled on use
+
+    @property
+    def distinct(self) -> tuple:
+        """The matrices to multiply by: one for a fixed ``W``, one per round for a schedule."""
+        return self.mats[:1] if self.fixed else self.mats
+
+    def derived(self, key: str, build):
+        """``build()`` once per schedule (transposes, patterns, column counts)."""
+        if key not in self.cache:
+            self.cache[key] = build()
+        return self.cache[key]
 
     @property
     def n(self) -> int:

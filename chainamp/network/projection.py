@@ -139,7 +139,7 @@ def _rows_of_powers(sched: Schedule, plan: list, step, out: np.ndarray | None = 
 
 
 def _float_step(sched: Schedule):
-    mats_t = [m.T.tocsr() for m in (sched.mats[:1] if sched.fixed else sched.mats)]
+    mats_t = sched.derived("float_T", lambda: [m.T.tocsr() for m in sched.distinct])
 
     def step(block, s):
         if block is None:
@@ -151,7 +151,7 @@ def _float_step(sched: Schedule):
 
 
 def _pattern_step(sched: Schedule):
-    pats = [(m != 0).astype(np.float64).T.tocsr() for m in (sched.mats[:1] if sched.fixed else sched.mats)]
+    pats = sched.derived("pattern_T", lambda: [(m != 0).astype(np.float64).T.tocsr() for m in sched.distinct])
 
     def step(block, s):
         if block is None:
@@ -174,22 +174,29 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     if m == 0:
         return ObserverResult(mu_rel, EMPTY, 0, 0, 0.0)
     A = _rows_of_powers(sched, plan, _float_step(sched), np.empty((m, n)))[0]
-    pattern = _rows_of_powers(sched, plan, _pattern_step(sched), np.empty((m, n), dtype=bool))[0]
-    touched = pattern.any(axis=0)
+    posA = A > 0.0
+    if np.min(A, where=posA, initial=np.inf) < 2.0 ** -900:
+        mu_rel[coalition_free(n, coalition, np.ones(n, bool))] = 1.0  # tiny entries: trust nothing, cap all
+        return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
+    if not (sched.fixed and _smallest_weight(sched) >= 2.0 ** -100):
+        # exact zeros of A must be structural: propagate the pattern itself (a schedule's intermediate products
+        # are not rows of A, so their underflow cannot be excluded from A alone)
+        pattern = _rows_of_powers(sched, plan, _pattern_step(sched), np.empty((m, n), dtype=bool))[0]
+        if not np.array_equal(pattern, posA):
+            mu_rel[coalition_free(n, coalition, pattern.any(axis=0))] = 1.0
+            return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
+    # (fixed W: every product of the recursion row_t = row_{t-1} W is at least 2^-900 2^-100, a normal number,
+    # so no product underflowed and the zeros of A are exactly the structural ones)
+    touched = posA.any(axis=0)
     touched[coalition] = False
     cols = np.nonzero(touched)[0]
     if cols.size == 0:
         return ObserverResult(mu_rel, EMPTY, 0, m, 0.0)
     A = A[:, cols]
-    pat = pattern[:, cols]
-    positive = A[pat]
-    if positive.size and (np.any(positive <= 0.0) or positive.min() < 2.0 ** -900):
-        mu_rel[cols] = 1.0  # an entry underflowed: the relative error model does not hold, trust nothing
-        return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
     B = A * sigma[cols][None, :]
     ncol = cols.size
     u = UNIT_ROUNDOFF
-    k = max(int(np.max(np.diff(sp.csc_matrix(w).indptr))) for w in (sched.mats[:1] if sched.fixed else sched.mats))
+    k = _column_count(sched)
     T_max = max(t for t, _ in plan)
     gk = k * u / (1.0 - k * u)
     g = math.expm1(T_max * math.log1p(gk))
@@ -228,6 +235,21 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     return ObserverResult(mu_rel, CERTIFIED, r, m, float(margin))
 
 
+def coalition_free(n: int, coalition: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    out = mask.copy()
+    out[coalition] = False
+    return out
+
+
+def _smallest_weight(sched: Schedule) -> float:
+    return sched.derived("wmin", lambda: min(float(w.data[w.data > 0].min()) for w in sched.distinct))
+
+
+def _column_count(sched: Schedule) -> int:
+    """The largest number of non-zeros in a column of the schedule's matrices (inner-product length)."""
+    return sched.derived("k", lambda: max(int(np.max(np.diff(sp.csc_matrix(w).indptr))) for w in sched.distinct))
+
+
 def _numerically_singular(B: np.ndarray) -> bool:
     """True when the Cholesky factorisation of the smaller Gram matrix of ``B`` fails (a pre-check only)."""
     G = B @ B.T if B.shape[0] <= B.shape[1] else B.T @ B
@@ -241,7 +263,7 @@ def _numerically_singular(B: np.ndarray) -> bool:
 def _rank_proof_primes(sched: Schedule, plan: list, q: int) -> int:
     """How many primes of :mod:`.modular` prove a rank of the view's rows (Hadamard's bound over 24 bits)."""
     src = sched.mats[:1] if sched.fixed else sched.mats
-    s_each = [modular.dyadic_scale(w)[0] for w in src]
+    s_each = sched.derived("dyadic_s", lambda: [modular.dyadic_scale(w)[0] for w in src])
     shifts = np.cumsum([0] + (s_each * sched.rounds if sched.fixed else s_each))
     logs = sorted((float(shifts[t]) + 1.0 for t, snd in plan for _ in range(len(snd))), reverse=True)
     return int(sum(logs[:q]) // 24) + 1
@@ -250,7 +272,7 @@ def _rank_proof_primes(sched: Schedule, plan: list, q: int) -> int:
 def _rank_is(sched: Schedule, plan: list, cols: np.ndarray, k: int, limit: int) -> bool:
     """True when the exact rank of the view's rows on ``cols`` is proved to be ``k`` (see :mod:`.modular`)."""
     src = sched.mats[:1] if sched.fixed else sched.mats
-    if any(int(np.max(np.diff(sp.csc_matrix(w).indptr))) >= modular.MAX_COLUMN_NNZ for w in src):
+    if _column_count(sched) >= modular.MAX_COLUMN_NNZ:
         return False
     need = _rank_proof_primes(sched, plan, min(sum(len(snd) for _, snd in plan), cols.size))
     if need > limit:

@@ -97,3 +97,20 @@ def test_the_margin_is_needed(monkeypatch):
             if ref[i] is not None and ref[i] > 0 and mpmath.mpf(float(res.mu_matrix[i, 0])) < ref[i]:
                 below += 1
     assert below > 0
+
+
+@pytest.mark.parametrize("power", [460, 600], ids=["below-2^-900", "underflow"])
+@pytest.mark.parametrize("schedule", [False, True], ids=["fixed", "schedule"])
+def test_underflowing_weights_are_capped_not_trusted(schedule, power):
+    """Weights of 2^-600 make the rows' entries underflow after two rounds: the float zeros are no longer
+    structural, so nothing is trusted and every node outside the coalition gets the trivial bound."""
+    tiny = 2.0 ** -power
+    W = np.array([[1 - tiny, tiny, 0, 0], [tiny, 1 - 2 * tiny, tiny, 0], [0, tiny, 1 - 2 * tiny, tiny],
+                  [0, 0, tiny, 1 - tiny]])
+    mats = [W] * 3
+    res = gossip_privacy(list(mats) if schedule else W, 3, sigma=1.0, observers=[0], progress=False)
+    ref = exact_mu(mats, {0}, 1.0, "received")
+    assert res.status == ("capped",)
+    for i in range(1, 4):
+        assert mpmath.mpf(float(res.mu_matrix[i, 0])) >= ref[i]
+    assert np.all(res.mu_matrix[1:, 0] == 1.0)
