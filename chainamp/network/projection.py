@@ -25,9 +25,12 @@ reported ``mu`` an upper bound of the exact one:
    error at most ``g_t = (1 + gamma_k)^t - 1`` (``gamma_k = k u / (1 - k u)``, ``k`` the largest column
    count of the ``W_s``; Higham 2002, Sec. 3.5, for each product); hence ``||B - B^||_F <= g/(1 - g) ||B^||_F``
    (``g`` the largest ``g_t``, plus one rounding for ``diag(sigma)``). LAPACK's SVD is backward stable: its
-   factors are an exact SVD of ``B^ + dB`` with nearly orthonormal ``V^``; we take
-   ``||dB||_2 <= 32 max(m, n) u ||B^||_F`` and ``||V^^T V^ - I|| <= 32 max(m, n) u = eta``. Together:
-   ``||B - (B^ + dB)||_2 <= e``.
+   factors are an exact SVD of ``B^ + dB`` with nearly orthonormal ``V^``. We take the worst-case form of the
+   Householder bidiagonalization bound (Higham 2002, Thm 19.4 and Sec. 19.3: ``gamma~_{mn}``, of the order
+   ``c m n u``; LAPACK documents only "a modestly growing function p(m, n)"), with ``c = 8``:
+   ``||dB||_2 <= 8 m n u ||B^||_F`` and ``||V^^T V^ - I|| <= 8 m n u = eta``. This constant is a model (no
+   explicit constant is published); it is far above the errors seen in practice (about ``sqrt(mn) u``).
+   Together: ``||B - (B^ + dB)||_2 <= e``.
 2. *The exact rank r.* Every singular value of ``B^`` above ``2e`` is one of ``B`` (Weyl), so
    ``r >= k`` = their number. When ``k`` equals the number of rows or columns, ``r = k``. Otherwise
    :mod:`.modular` decides it: a prime with rank mod p above ``k`` proves ``r > k``; ranks mod enough primes
@@ -202,7 +205,7 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     g = math.expm1(T_max * math.log1p(gk))
     rel = g / (1.0 - g) + 2.0 * u
     frob = float(np.linalg.norm(B)) * (1.0 + 4 * u * math.sqrt(B.size))
-    svd_c = 32.0 * max(m, ncol) * u
+    svd_c = 8.0 * m * ncol * u
     eps = _MARGIN_SCALE * (rel + svd_c) * frob * (1.0 + 8 * u)
     eta = _MARGIN_SCALE * svd_c
     q = min(m, ncol)
