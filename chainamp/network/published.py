@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._numerics import check_order
+from .._numerics import check_memory, check_order
 from .inputs import Schedule
 
 __all__ = ["published_renyi"]
@@ -52,6 +52,8 @@ def published_renyi(sched: Schedule, alpha: float, sigma: np.ndarray, sources: n
     0.749
     """
     a = check_order(alpha, "alpha")
+    check_memory(8.0 * (len(sources) * len(observers) + 4 * sched.n),
+                 f"a {len(sources)} x {len(observers)} matrix of published bounds")
     nb = _neighbours(sched)
     n = sched.n
     out = np.zeros((len(sources), len(observers)))

@@ -114,3 +114,17 @@ def test_underflowing_weights_are_capped_not_trusted(schedule, power):
     for i in range(1, 4):
         assert mpmath.mpf(float(res.mu_matrix[i, 0])) >= ref[i]
     assert np.all(res.mu_matrix[1:, 0] == 1.0)
+
+
+def test_without_a_rank_proof_the_bound_is_the_trivial_one():
+    """rank_primes_limit=0 forbids the modular proof: a rank-deficient view (Q4, T = 6: 24 rows of rank 13) is
+    capped, never below; with the proof it is certified."""
+    mats, v = [_dense(nx.hypercube_graph(4))] * 6, 0
+    res = gossip_privacy(mats[0], 6, sigma=1.0, observers=[v], rank_primes_limit=0, progress=False)
+    assert gossip_privacy(mats[0], 6, sigma=1.0, observers=[v], progress=False).status == ("certified projection",)
+    ref = exact_mu(mats, {v}, 1.0, "received")
+    assert res.status == ("capped",)
+    for i in range(len(res.sources)):
+        if ref[i] is not None:
+            assert mpmath.mpf(float(res.mu_matrix[i, 0])) >= ref[i]
+            assert res.mu_matrix[i, 0] == (1.0 if ref[i] > 0 else 0.0)
