@@ -44,9 +44,20 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
 
     The view is a linear function of ``y_0``, so ``u``'s privacy towards ``v`` is exactly a Gaussian
     mechanism with ``mu = (sensitivity / sigma_u) ||Pi e_u||``, ``Pi`` the orthogonal projection onto the
-    row space of the view's matrix scaled by ``diag(sigma)`` (derivation, and the certified floating-point
-    rounding -- ``mu`` is never below the exact value -- in :mod:`chainamp.network.projection`). Every
-    ``(eps, delta)`` pair and every Renyi order follow from ``mu``.
+    row space of the view's matrix scaled by ``diag(sigma)``. Every ``(eps, delta)`` pair and every Renyi
+    order follow from ``mu``: ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)`` (Balle and
+    Wang 2018) and ``D_alpha = alpha mu^2 / 2``.
+
+    Soundness: the reported ``mu`` is never below the exact one (derivation in
+    :mod:`chainamp.network.projection`). Per observer, the rows ``(P_t)_{w,.}`` are computed in floating
+    point with an entrywise error bound (non-negative products); the exact rank of the view is proved
+    (singular values above twice the total error bound, Weyl; or ranks modulo enough primes, Hadamard); the
+    projection is taken from the SVD and widened by Wedin's bound on the angle between the exact and computed
+    row spaces plus the factors' loss of orthonormality, then rounded up and capped at ``sensitivity /
+    sigma_u`` (``||Pi e_u|| <= 1``). When no proof is within reach (directions below double precision,
+    more than ``rank_primes_limit`` primes), the observer's ``mu`` is that trivial cap for every node its view
+    touches, flagged ``"capped"`` in :attr:`NetworkPrivacy.status` (an upper bound, not the exact value).
+    Nodes the view never touches have ``mu = 0`` exactly.
 
     Parameters
     ----------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Hashable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,6 +220,3 @@ def sensitivity_value(value: Any) -> float:
         raise InvalidParameterError(f"sensitivity must be positive and finite (got {x!r})")
     return x
 
-
-def label_of(sched: Schedule, i: int) -> Hashable:
-    return sched.labels[i]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
