@@ -121,7 +121,9 @@ class NetworkPrivacy:
 
     def published(self, alpha: float = 2.0, variant: str = "per_message") -> np.ndarray:
         """The PUBLISHED Renyi bound of Cyffers et al. 2022 for each pair (a comparison, never a certificate;
-        see :mod:`chainamp.network.published`): ``"per_message"`` or ``"random_graph"``."""
+        see :mod:`chainamp.network.published`): ``"per_message"`` or ``"random_graph"``. It is the paper's
+        formula for the single observer ``v`` (its graph neighbours' messages at rounds 1..T), whatever this
+        result's ``view`` and ``colluders``; ``sigma_u`` is the source's noise."""
         if variant not in ("per_message", "random_graph"):
             raise InvalidParameterError(f"variant must be 'per_message' or 'random_graph' (got {variant!r})")
         idx = {x: i for i, x in enumerate(self.labels)}

@@ -254,3 +254,13 @@ def test_signature_is_the_issue_contract():
         ("sigma", "KEYWORD_ONLY", inspect.Parameter.empty), ("sensitivity", "KEYWORD_ONLY", 1.0),
         ("observers", "KEYWORD_ONLY", None), ("sources", "KEYWORD_ONLY", None),
         ("colluders", "KEYWORD_ONLY", None), ("view", "KEYWORD_ONLY", "received")]
+
+
+def test_sigma_by_label_and_per_node():
+    G = nx.path_graph(["a", "b", "c", "d"])
+    sig = {"a": 1.0, "b": 2.0, "c": 0.5, "d": 1.5}
+    by_dict = gossip_privacy(G, 3, sigma=sig, observers=["a"], progress=False)
+    by_list = gossip_privacy(G, 3, sigma=[1.0, 2.0, 0.5, 1.5], observers=["a"], progress=False)
+    np.testing.assert_array_equal(by_dict.mu_matrix, by_list.mu_matrix)
+    assert by_dict.mu("b", "a") == pytest.approx(0.5)  # b's first message: sensitivity / sigma_b
+    np.testing.assert_allclose(by_dict.local_mu, [1.0, 0.5, 2.0, 1 / 1.5])
