@@ -50,13 +50,14 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
 
     Soundness: the reported ``mu`` is never below the exact one (derivation in
     :mod:`chainamp.network.projection`). Per observer, the rows ``(P_t)_{w,.}`` are computed in floating
-    point with an entrywise error bound (non-negative products); the exact rank of the view is proved
-    (singular values above twice the total error bound, Weyl; or ranks modulo enough primes, Hadamard); the
-    projection is taken from the SVD and widened by Wedin's bound on the angle between the exact and computed
-    row spaces plus the factors' loss of orthonormality, then rounded up and capped at ``sensitivity /
-    sigma_u`` (``||Pi e_u|| <= 1``). When no proof is within reach (directions below double precision,
-    more than ``rank_primes_limit`` primes), the observer's ``mu`` is that trivial cap for every node its view
-    touches, flagged ``"capped"`` in :attr:`NetworkPrivacy.status` (an upper bound, not the exact value).
+    point with an entrywise error bound (non-negative products); the SVD's output is then checked a
+    posteriori with worst-case rounding bounds: a lower bound on the r-th singular value of the exact view
+    matrix proves its rank is at least r, ranks modulo enough primes (Hadamard) prove it is at most r, and a
+    computed residual bounds the angle between the exact row space and the computed one. ``||P e_u||`` is
+    widened by that angle and the basis's loss of orthonormality, rounded up and capped at
+    ``sensitivity / sigma_u`` (``||Pi e_u|| <= 1``). When no proof is within reach (directions below double
+    precision, more than ``rank_primes_limit`` primes), the observer's ``mu`` is that trivial cap for every
+    node its view touches, flagged ``"capped"`` in :attr:`NetworkPrivacy.status` (an upper bound, not the exact value).
     Nodes the view never touches have ``mu = 0`` exactly.
 
     Parameters

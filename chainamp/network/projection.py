@@ -18,31 +18,28 @@ means differ inside its range: a Gaussian mechanism with Mahalanobis distance
 that row space, ``||Pi e_u|| = ||Q[u, :]||`` for every ``u`` at once. Nothing is bounded: this is the
 exact privacy curve (Balle and Wang 2018, Theorem 8, at sensitivity ``mu``).
 
-Certified rounding (ours). ``Q`` comes from an SVD of the floating-point ``B^``. Three facts make the
-reported ``mu`` an upper bound of the exact one:
+Certified rounding (ours). ``Q`` comes from an SVD of the floating-point ``B^``, but nothing is assumed of
+that SVD: its output is checked a posteriori (:func:`_certify`). Three facts make the reported ``mu`` an
+upper bound of the exact one:
 
 1. *Error of the rows.* ``W`` is non-negative, so each computed row of ``P_t`` has an entrywise relative
    error at most ``g_t = (1 + gamma_k)^t - 1`` (``gamma_k = k u / (1 - k u)``, ``k`` the largest column
-   count of the ``W_s``; Higham 2002, Sec. 3.5, for each product); hence ``||B - B^||_F <= g/(1 - g) ||B^||_F``
-   (``g`` the largest ``g_t``, plus one rounding for ``diag(sigma)``). LAPACK's SVD is backward stable: its
-   factors are an exact SVD of ``B^ + dB`` with nearly orthonormal ``V^``. We take the worst-case form of the
-   Householder bidiagonalization bound (Higham 2002, Thm 19.4 and Sec. 19.3: ``gamma~_{mn}``, of the order
-   ``c m n u``; LAPACK documents only "a modestly growing function p(m, n)"), with ``c = 8``:
-   ``||dB||_2 <= 8 m n u ||B^||_F`` and ``||V^^T V^ - I|| <= 8 m n u = eta``. This constant is a model (no
-   explicit constant is published); it is far above the errors seen in practice (about ``sqrt(mn) u``).
-   Together: ``||B - (B^ + dB)||_2 <= e``.
-2. *The exact rank r.* Every singular value of ``B^`` above ``2e`` is one of ``B`` (Weyl), so
-   ``r >= k`` = their number. When ``k`` equals the number of rows or columns, ``r = k``. Otherwise
-   :mod:`.modular` decides it: a prime with rank mod p above ``k`` proves ``r > k``; ranks mod enough primes
-   (their product above Hadamard's bound) all at most ``k`` prove ``r = k``.
-3. *The subspace.* With ``r = k`` and ``s_r`` the r-th singular value of ``B^``, Wedin's theorem (1972;
-   residuals ``E V^_r`` and ``E^T U^_r``, gap ``s_r - 2e`` since ``s_{r+1}(B) = 0``) bounds the largest
-   principal angle between ``row(B)`` and ``span(V^_r)``: ``sin(theta) <= e / (s_r - 2e)``. So
-   ``||Pi e_u|| <= ||V^_r[u, :]|| + eta + sin(theta)``, rounded up and capped at 1.
+   count of the ``W_s``; Higham 2002, Sec. 3.5, for each product); hence ``||B - B^||_F <= e_rows =
+   (g/(1 - g) + 2u) ||B^||_F`` (``g`` the largest ``g_t``; one more rounding for ``diag(sigma)``). Zeros are
+   exact: they are the structural zeros (checked: no product underflows, or the pattern is propagated).
+2. *The exact rank r.* The SVD suggests ``r`` (singular values above ``2 e_rows`` plus a rounding floor).
+   :func:`_certify` proves ``rank(B) >= r`` (a positive lower bound on ``s_r(B)``); ``rank(B) <= r`` holds
+   when ``r`` is the number of rows or columns, else :mod:`.modular` proves it (ranks modulo enough primes,
+   their product above Hadamard's bound, all at most ``r``).
+3. *The subspace.* With ``P`` the projection onto the span of the r computed singular vectors,
+   ``||Pi e_u|| <= ||P e_u|| + rho / s_lo``, where ``rho`` bounds ``||B (I - P)||_2`` through a computed
+   residual and ``s_lo`` bounds ``s_r(B)`` from below, each with its worst-case rounding error
+   (``gamma_k`` per k-term sum). The one modelled step is the SVD of an m x r matrix (backward error
+   ``8 m r u ||C||_F``). The bound is rounded up and capped at 1.
 
 When the rank is full on the touched columns, ``Pi e_u = e_u`` and ``mu = Delta / sigma_u`` exactly.
-When ``r > k`` (directions too small to resolve in double precision) or the proof of ``r = k`` would
-need more than ``rank_primes_limit`` primes, no projection is trusted and ``mu`` is the trivial bound
+When a check fails (the exact rank exceeds what double precision resolves, a residual is too large, or
+the rank proof would need more than ``rank_primes_limit`` primes), no projection is trusted and ``mu`` is the trivial bound
 ``Delta / sigma_u`` for every touched ``u`` (enlarging the subspace only raises ``||Pi e_u|| <= 1``);
 the observer's status says so. A node whose column is structurally zero (no path of the right length)
 has ``mu = 0`` exactly: the view does not depend on it.
@@ -204,40 +201,92 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     gk = k * u / (1.0 - k * u)
     g = math.expm1(T_max * math.log1p(gk))
     rel = g / (1.0 - g) + 2.0 * u
-    frob = float(np.linalg.norm(B)) * (1.0 + 4 * u * math.sqrt(B.size))
-    svd_c = 8.0 * m * ncol * u
-    eps = _MARGIN_SCALE * (rel + svd_c) * frob * (1.0 + 8 * u)
-    eta = _MARGIN_SCALE * svd_c
+    frob = float(np.linalg.norm(B)) * (1.0 + _gamma(B.size + 2))
+    e_rows = rel * frob * (1.0 + 4 * u)  # ||B - B^||_F, rigorous (non-negative products)
     q = min(m, ncol)
-    check_memory(8.0 * (m * ncol + q * (m + ncol) + q * q), f"the SVD of a {m} x {ncol} view",
+    check_memory(8.0 * (3 * m * ncol + q * (m + ncol) + q * q), f"the SVD of a {m} x {ncol} view",
                  memory_limit=memory_limit)
     k_lo = _gram_rank_estimate(B)
     if k_lo is not None and _rank_proof_primes(sched, plan, k_lo + 1) > rank_primes_limit:
-        # the Gram matrix is numerically singular and a rank proof would need too many primes: the only
-        # certificates left need s_q(B^) > 2e, which that rules out in practice. Capping is sound whatever
-        # the truth, and skips an SVD ~10x dearer (a fast path, no claim rests on it)
+        # the Gram matrix is numerically singular and a rank proof would need too many primes: no certificate
+        # is within reach. Capping is sound whatever the truth, and skips an SVD ~10x dearer (a fast path)
         mu_rel[cols] = 1.0
         return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
     _, s, Vt = np.linalg.svd(B, full_matrices=False)
-    k_sep = int(np.sum(s > 2.0 * eps)) if _MARGIN_SCALE > 0 else int(np.sum(s > s[0] * max(m, ncol) * u))
-    if k_sep == ncol:
+    # which singular directions to keep: a choice only (everything below is verified a posteriori)
+    tau = 2.0 * e_rows + 16.0 * (m + ncol) * u * float(s[0])
+    r = int(np.sum(s > tau))
+    if 0 < r < q and not _rank_is(sched, plan, cols, r, rank_primes_limit):
+        mu_rel[cols] = 1.0
+        return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
+    cert = _certify(B, Vt[:r], e_rows, frob) if r else None
+    if cert is None:
+        mu_rel[cols] = 1.0
+        return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
+    if r == ncol:
         mu_rel[cols] = 1.0
         return ObserverResult(mu_rel, FULL, ncol, m, 0.0)
-    if k_sep < q:
-        ok = _rank_is(sched, plan, cols, k_sep, rank_primes_limit)
-        if not ok:
-            mu_rel[cols] = 1.0
-            return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
-    r = k_sep
-    if r == 0:
-        return ObserverResult(mu_rel, CERTIFIED, 0, m, 0.0)
-    gap = s[r - 1] - 2.0 * eps
-    sin_theta = eps / gap * (1.0 + 8 * u) if eps > 0 else 0.0
-    norms = np.sqrt(np.einsum("ij,ij->j", Vt[:r], Vt[:r]))
-    margin = eta + sin_theta
-    bound = (norms * (1.0 + 4 * u * math.sqrt(r)) + margin) * (1.0 + 4 * u) if _MARGIN_SCALE > 0 else norms
+    bound, margin = cert
     mu_rel[cols] = np.minimum(bound, 1.0)
     return ObserverResult(mu_rel, CERTIFIED, r, m, float(margin))
+
+
+def _gamma(k: int) -> float:
+    """``gamma_k = k u / (1 - k u)``: the relative error bound of a k-term sum or dot product (Higham 2002)."""
+    ku = k * UNIT_ROUNDOFF
+    return ku / (1.0 - ku) if ku < 0.5 else math.inf
+
+
+def _certify(B: np.ndarray, V: np.ndarray, e_rows: float, frob: float) -> tuple[np.ndarray, float] | None:
+    """A posteriori bound of ``||Pi_S e_u||`` for every column ``u``, ``S`` = row space of the exact ``B``
+    (``||B - B^||_F <= e_rows``), given ANY computed ``V`` (r x N) whose rows should span ``S``; ``None``
+    when the checks fail. The caller proves ``rank(B) <= r``; this proves ``rank(B) >= r`` and returns
+    ``(bounds, margin)``. Every quantity is a floating-point computation with its worst-case rounding bound
+    (``gamma_k`` per k-term sum, in any summation order); the one model is the SVD of the small m x r
+    matrix ``C`` (backward error ``8 m r u ||C||_F``).
+
+    * ``G = V V^T``: ``d = ||V V^T - I||_2 <= ||fl(G) - I||_F + gamma_N sum_i ||v_i||^2``; need ``d < 1/2``.
+      With ``P`` the projection onto ``span(V)``: ``||P e_u||^2 = V[:, u]^T G^-1 V[:, u] <= ||V[:, u]||^2 / (1 - d)``.
+    * ``rho >= ||B (I - P)||_2``: for any ``X``, ``B^ (I - P) = (B^ - X V)(I - P)``; with ``X = C = fl(B^ V^T)``,
+      ``||B^ - C V||_F <= ||fl(B^ - fl(C V))||_F + gamma_r ||C||_F ||V||_F``, and ``+ e_rows`` for ``B - B^``.
+    * ``s_lo <= s_r(B)``: ``s_r(B) >= s_min(B Q)`` for ``Q = V^T G^-1/2`` (orthonormal columns), and
+      ``s_min(B Q) >= s_min(B V^T) / sqrt(1 + d)``, ``s_min(B V^T) >= s_min(C) - e_rows sqrt(1 + d)
+      - gamma_N ||B^||_F ||V||_F``. ``s_lo > 0`` proves ``rank(B) >= r``.
+    * With ``rank(B) = r = dim span(V)``: every unit ``y`` in ``S`` is ``B^T z`` with ``||z|| <= 1 / s_r(B)``,
+      so ``||(I - P) y|| <= rho / s_lo = sin(theta)`` and ``||Pi_S e_u|| <= ||P e_u|| + sin(theta)``.
+    """
+    m, N = B.shape
+    r = V.shape[0]
+    u = UNIT_ROUNDOFF
+    scale = _MARGIN_SCALE
+    vn2 = np.einsum("ij,ij->i", V, V)
+    sum_v = float(vn2.sum()) * (1.0 + _gamma(N + r)) / (1.0 - _gamma(N))
+    G = V @ V.T
+    d = (float(np.linalg.norm(G - np.eye(r))) * (1.0 + _gamma(r * r + 3)) + _gamma(N) * sum_v) * (1.0 + 4 * u)
+    if not d < 0.5:
+        return None
+    v_frob = math.sqrt(sum_v) * (1.0 + 2 * u)
+    C = B @ V.T
+    c_frob = float(np.linalg.norm(C)) * (1.0 + _gamma(m * r + 2))
+    c_min = float(np.linalg.svd(C, compute_uv=False)[-1])
+    s_bv = (c_min - 8.0 * m * r * u * c_frob) * (1.0 - 4 * u) - (
+        e_rows * math.sqrt(1.0 + d) + _gamma(N) * frob * v_frob) * (1.0 + 4 * u)
+    s_lo = s_bv / math.sqrt(1.0 + d) * (1.0 - 4 * u)
+    if not s_lo > 0.0:
+        return None
+    if r == N:
+        return np.ones(N), 0.0
+    R = B - C @ V
+    rho = (float(np.linalg.norm(R)) * (1.0 + _gamma(m * N + 3)) + _gamma(r + 1) * c_frob * v_frob
+           + u * frob + e_rows) * (1.0 + 8 * u)
+    sin_theta = rho / s_lo * (1.0 + 4 * u)
+    if not sin_theta < 1.0:
+        return None
+    cn2 = np.einsum("ij,ij->j", V, V) * (1.0 + _gamma(r + 1))
+    if scale == 0.0:
+        return np.sqrt(np.einsum("ij,ij->j", V, V)), 0.0
+    bound = (np.sqrt(cn2 / (1.0 - d)) * (1.0 + 4 * u) + sin_theta) * (1.0 + 4 * u)
+    return bound, sin_theta
 
 
 def coalition_free(n: int, coalition: np.ndarray, mask: np.ndarray) -> np.ndarray:
