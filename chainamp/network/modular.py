@@ -3,8 +3,8 @@
 A gossip matrix given in floating point is a matrix of dyadic rationals: ``W = W_int / 2^s`` with
 ``W_int`` an integer matrix. The row ``e_w^T W_{t-1} ... W_0`` of a view, times ``2^(s_0 + ... + s_{t-1})``,
 is an integer vector, and scaling rows does not change the rank. Modulo a prime ``p`` these rows are
-computed exactly in int64 (``p < 2^25``, so a product of two residues is below ``2^50`` and a sum of fewer
-than ``2^13`` of them fits).
+computed exactly in int64 (primes of up to 31 bits, fewer when the matrices have long columns: a sum of
+column-count products of two residues must stay below ``2^63``; :func:`prime_bits`).
 
 ``rank_p(A) <= rank_Q(A)`` for every prime. Conversely, if ``r = rank_Q(A)`` and ``D`` is a non-zero
 ``r x r`` minor of the integer matrix, every prime with ``rank_p(A) < r`` divides ``D``; so when the product
@@ -22,31 +22,43 @@ import scipy.sparse as sp
 
 __all__: list[str] = []
 
-_P_LOW, _P_HIGH = 1 << 24, 1 << 25
 #: Largest column count of a gossip matrix the int64 products mod p can take without overflow.
 MAX_COLUMN_NNZ = 1 << 12
 
 
-@functools.lru_cache(maxsize=1)
-def _prime_table() -> np.ndarray:
-    """The primes of [2^25 - 2^21, 2^25), largest first (about 120,000 of them)."""
-    lo = _P_HIGH - (1 << 21)
-    limit = int(math.isqrt(_P_HIGH)) + 1
+def prime_bits(column_count: int) -> int:
+    """Bits of the primes for matrices with at most ``column_count`` entries per column: a sum of that many
+    products of two residues, and ``a - b c`` in the elimination, must stay below 2^63."""
+    return int(min(31, (62 - math.ceil(math.log2(column_count + 1))) // 2))
+
+
+@functools.lru_cache(maxsize=8)
+def _prime_table(bits: int) -> np.ndarray:
+    """The primes of [2^bits - 2^21, 2^bits), largest first (tens of thousands of them)."""
+    high = 1 << bits
+    lo = high - (1 << 21)
+    limit = int(math.isqrt(high)) + 1
     small = np.ones(limit + 1, bool)
     small[:2] = False
     for i in range(2, int(math.isqrt(limit)) + 1):
         if small[i]:
             small[i * i::i] = False
-    seg = np.ones(_P_HIGH - lo, bool)
+    seg = np.ones(high - lo, bool)
     for q in np.nonzero(small)[0]:
         q = int(q)
-        start = (-lo) % q
-        seg[start::q] = False
+        seg[(-lo) % q::q] = False
     return (np.nonzero(seg)[0][::-1] + lo).astype(np.int64)
 
 
-def primes(count: int) -> np.ndarray:
-    table = _prime_table()
+def primes(count: int, bits: int = 25) -> np.ndarray:
+    return _prime_table(bits)[:count]
+
+
+def primes_for(log2_bound: float, bits: int) -> np.ndarray:
+    """The fewest primes of :func:`primes` whose product exceeds ``2^log2_bound``."""
+    table = _prime_table(bits)
+    logs = np.cumsum(np.log2(table.astype(float)) * (1.0 - 1e-12))
+    count = int(np.searchsorted(logs, log2_bound, side="right")) + 1
     return table[:count]
 
 
@@ -120,13 +132,14 @@ def rank_mod(M: np.ndarray, p: np.ndarray, stop: int) -> np.ndarray:
         if not has.any():
             continue
         piv = cand.argmax(axis=1)
-        prow = M[ar, piv, :]
-        inv = _modinv(np.where(has, prow[:, j], 1), p)
+        prow = M[ar, piv, j:]
+        inv = _modinv(np.where(has, prow[:, 0], 1), p)
         prow = (prow * inv[:, None]) % pp
-        factor = np.where(has[:, None], col, 0)
+        factor = np.where(has[:, None] & ~used, col, 0)
         factor[ar, piv] = 0
-        M = (M - (factor[:, :, None] * prow[:, None, :]) % pp[:, :, None]) % pp[:, :, None]
-        M[ar[has], piv[has], :] = prow[has]
+        # only the rows not yet used and the columns from j on matter for the rank; one reduction mod p
+        # (|a - b c| < p^2 <= 2^62)
+        M[:, :, j:] = (M[:, :, j:] - factor[:, :, None] * prow[:, None, :]) % pp[:, :, None]
         used[ar[has], piv[has]] = True
         rank += has
         if rank.max() > stop:

@@ -315,13 +315,19 @@ def _gram_rank_estimate(B: np.ndarray) -> int | None:
     return int(np.sum(lam > 1e-12 * lam[-1]))
 
 
-def _rank_proof_primes(sched: Schedule, plan: list, q: int) -> int:
-    """How many primes of :mod:`.modular` prove a rank of the view's rows (Hadamard's bound over 24 bits)."""
-    src = sched.mats[:1] if sched.fixed else sched.mats
+def _rank_log2_bound(sched: Schedule, plan: list, q: int) -> float:
+    """log2 of Hadamard's bound on a q x q minor of the view's integer rows (see :func:`_rank_is`)."""
+    src = sched.distinct
     s_each = sched.derived("dyadic_s", lambda: [modular.dyadic_scale(w)[0] for w in src])
     shifts = np.cumsum([0] + (s_each * sched.rounds if sched.fixed else s_each))
     logs = sorted((float(shifts[t]) + 1.0 for t, snd in plan for _ in range(len(snd))), reverse=True)
-    return int(sum(logs[:q]) // 24) + 1
+    return float(sum(logs[:q]))
+
+
+def _rank_proof_primes(sched: Schedule, plan: list, q: int) -> int:
+    """How many primes of :mod:`.modular` prove a rank of the view's rows (Hadamard's bound)."""
+    bits = modular.prime_bits(_column_count(sched))
+    return int(_rank_log2_bound(sched, plan, q) // (bits - 1)) + 1
 
 
 def _rank_is(sched: Schedule, plan: list, cols: np.ndarray, k: int, limit: int) -> bool:
@@ -335,7 +341,8 @@ def _rank_is(sched: Schedule, plan: list, cols: np.ndarray, k: int, limit: int) 
     if need > limit:
         # one prime can still refute r = k cheaply, but it cannot prove it: no certificate
         return False
-    ps = modular.primes(need)
+    ps = modular.primes_for(_rank_log2_bound(sched, plan, k + 1), modular.prime_bits(_column_count(sched)))
+    need = len(ps)
     cscs = [sp.csc_matrix(w) for w in src]
     for c in cscs:
         c.sort_indices()

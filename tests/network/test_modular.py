@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,3 +66,18 @@ def test_rank_mod_equals_rational_rank(seed, m, n, r):
 def test_rank_mod_stops_early():
     M = np.eye(6, dtype=np.int64)[None]
     assert modular.rank_mod(M, modular.primes(1), stop=2)[0] == 3
+
+
+@pytest.mark.parametrize("k", [1, 4, 18, 4095])
+def test_prime_bits_keep_int64_sums_exact(k):
+    bits = modular.prime_bits(k)
+    p = int(modular.primes(1, bits)[0])
+    assert p < 2 ** bits and k * (p - 1) ** 2 < 2 ** 63 and (p - 1) ** 2 + p < 2 ** 63
+
+
+def test_primes_for_exceed_the_bound():
+    ps = modular.primes_for(1000.0, 29)
+    product = 1
+    for p in ps.tolist():
+        product *= p
+    assert product > 2 ** 1000 and product // int(ps[-1]) <= 2 ** 1000
