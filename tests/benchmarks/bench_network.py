@@ -69,7 +69,8 @@ else:
     sec = time.perf_counter() - t
     out = {"mean_mu": float(np.nanmean(mu))}
 peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
-out.update({"sec": sec, "peak_mb": peak, "observers": len(observers)})
+out.update({"sec": sec, "peak_mb": peak, "observers": len(observers),
+            "mean_mu_first_200_observers": float(np.nanmean(mu[:, :200]))})
 print(json.dumps(out))
 """
 
