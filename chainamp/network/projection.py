@@ -206,16 +206,16 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     q = min(m, ncol)
     check_memory(8.0 * (3 * m * ncol + q * (m + ncol) + q * q), f"the SVD of a {m} x {ncol} view",
                  memory_limit=memory_limit)
-    k_lo = _gram_rank_estimate(B)
+    floor = 2.0 * e_rows + 4.0 * _gamma(_BLOCK) * frob * math.sqrt(q)  # below it nothing can be certified
+    k_lo = _hopeless(B, floor)
     if k_lo is not None and _rank_proof_primes(sched, plan, k_lo + 1) > rank_primes_limit:
-        # the Gram matrix is numerically singular and a rank proof would need too many primes: no certificate
-        # is within reach. Capping is sound whatever the truth, and skips an SVD ~10x dearer (a fast path)
+        # the singular values, extrapolated from the Gram matrix, fall far below what can be certified and
+        # no rank proof is within reach: capping is sound whatever the truth, and skips an SVD ~10x dearer
         mu_rel[cols] = 1.0
         return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
-    _, s, Vt = np.linalg.svd(B, full_matrices=False)
+    s, Vt = _svd_right(B)
     # which singular directions to keep: a choice only (everything below is verified a posteriori)
-    tau = 2.0 * e_rows + 16.0 * (m + ncol) * u * float(s[0])
-    r = int(np.sum(s > tau))
+    r = int(np.sum(s > floor))
     if 0 < r < q and not _rank_is(sched, plan, cols, r, rank_primes_limit):
         mu_rel[cols] = 1.0
         return ObserverResult(mu_rel, CAPPED, -1, m, 1.0)
@@ -229,6 +229,42 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     bound, margin = cert
     mu_rel[cols] = np.minimum(bound, 1.0)
     return ObserverResult(mu_rel, CERTIFIED, r, m, float(margin))
+
+
+#: Columns per block of the compensated product (each block's dot products carry gamma_BLOCK, not gamma_N).
+_BLOCK = 64
+
+
+def _compensated_product(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, float]:
+    """``X @ Y`` summed over blocks of ``_BLOCK`` inner indices, the block results added with Knuth's TwoSum
+    (Ogita, Rump and Oishi 2005, Sum2). Returns ``(Z, c)`` with ``|Z - X Y| <= c |X| |Y| + u |Z|`` entrywise,
+    ``c = gamma_BLOCK (1 + u) + gamma_K^2`` for ``K`` blocks (so ``||Z - X Y||_F <= c ||X||_F ||Y||_F + u ||Z||_F``)."""
+    n = X.shape[1]
+    s = np.zeros((X.shape[0], Y.shape[1]))
+    comp = np.zeros_like(s)
+    blocks = 0
+    for a in range(0, n, _BLOCK):
+        x = X[:, a:a + _BLOCK] @ Y[a:a + _BLOCK]
+        t = s + x
+        z = t - s
+        comp += (s - (t - z)) + (x - z)
+        s = t
+        blocks += 1
+    K = blocks + 1
+    return s + comp, _gamma(_BLOCK) * (1.0 + 2 * UNIT_ROUNDOFF) + 2.0 * _gamma(K) ** 2
+
+
+def _svd_right(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Singular values and right singular vectors of ``B`` (rows of ``Vt``); a wide ``B`` goes through a QR of
+    ``B^T`` first (``B = R^T Q^T``, about twice as fast). Nothing is assumed of the result: :func:`_certify`
+    checks it."""
+    m, N = B.shape
+    if N >= 4 * m:
+        Q, R = np.linalg.qr(B.T)
+        _, s, Wt = np.linalg.svd(R.T)
+        return s, Wt @ Q.T
+    _, s, Vt = np.linalg.svd(B, full_matrices=False)
+    return s, Vt
 
 
 def _gamma(k: int) -> float:
@@ -251,7 +287,8 @@ def _certify(B: np.ndarray, V: np.ndarray, e_rows: float, frob: float) -> tuple[
       ``||B^ - C V||_F <= ||fl(B^ - fl(C V))||_F + gamma_r ||C||_F ||V||_F``, and ``+ e_rows`` for ``B - B^``.
     * ``s_lo <= s_r(B)``: ``s_r(B) >= s_min(B Q)`` for ``Q = V^T G^-1/2`` (orthonormal columns), and
       ``s_min(B Q) >= s_min(B V^T) / sqrt(1 + d)``, ``s_min(B V^T) >= s_min(C) - e_rows sqrt(1 + d)
-      - gamma_N ||B^||_F ||V||_F``. ``s_lo > 0`` proves ``rank(B) >= r``.
+      - ||C - B^ V^T||``, ``C`` computed by :func:`_compensated_product` (blocks of 64 terms, compensated
+      sums: ``gamma_64``, not ``gamma_N``). ``s_lo > 0`` proves ``rank(B) >= r``.
     * With ``rank(B) = r = dim span(V)``: every unit ``y`` in ``S`` is ``B^T z`` with ``||z|| <= 1 / s_r(B)``,
       so ``||(I - P) y|| <= rho / s_lo = sin(theta)`` and ``||Pi_S e_u|| <= ||P e_u|| + sin(theta)``.
     """
@@ -266,11 +303,12 @@ def _certify(B: np.ndarray, V: np.ndarray, e_rows: float, frob: float) -> tuple[
     if not d < 0.5:
         return None
     v_frob = math.sqrt(sum_v) * (1.0 + 2 * u)
-    C = B @ V.T
+    C, c_err = _compensated_product(B, V.T)
+    c_err *= frob * v_frob  # ||C - B^ V^T||_F <= c_err
     c_frob = float(np.linalg.norm(C)) * (1.0 + _gamma(m * r + 2))
     c_min = float(np.linalg.svd(C, compute_uv=False)[-1])
     s_bv = (c_min - 8.0 * m * r * u * c_frob) * (1.0 - 4 * u) - (
-        e_rows * math.sqrt(1.0 + d) + _gamma(N) * frob * v_frob) * (1.0 + 4 * u)
+        e_rows * math.sqrt(1.0 + d) + c_err + u * c_frob) * (1.0 + 4 * u)
     s_lo = s_bv / math.sqrt(1.0 + d) * (1.0 - 4 * u)
     if not s_lo > 0.0:
         return None
@@ -304,15 +342,26 @@ def _column_count(sched: Schedule) -> int:
     return sched.derived("k", lambda: max(int(np.max(np.diff(sp.csc_matrix(w).indptr))) for w in sched.distinct))
 
 
-def _gram_rank_estimate(B: np.ndarray) -> int | None:
-    """``None`` when the smaller Gram matrix of ``B`` is safely positive definite; else the number of its
-    eigenvalues above ``1e-12`` times the largest (singular values of ``B`` above ``1e-6`` of the largest,
-    far above the Gram matrix's rounding). A pre-check only: nothing certified rests on it."""
+def _hopeless(B: np.ndarray, floor: float) -> int | None:
+    """A pre-check (nothing certified rests on it): when the smallest singular value of ``B``, extrapolated
+    geometrically from the Gram matrix's eigenvalues that stand above its rounding, lies below ``floor /
+    1000`` (Krylov-like rows lose their singular values geometrically), the number of singular values the
+    Gram matrix resolves (a rough lower estimate of the rank the SVD would keep); else ``None``."""
     G = B @ B.T if B.shape[0] <= B.shape[1] else B.T @ B
-    lam = np.linalg.eigvalsh(G)
-    if lam[0] > 1e-10 * lam[-1]:
+    lam = np.linalg.eigvalsh(G)[::-1]
+    top = float(lam[0])
+    if top <= 0.0 or lam[-1] > 1e-10 * top:
         return None
-    return int(np.sum(lam > 1e-12 * lam[-1]))
+    sv = np.sqrt(np.maximum(lam, 0.0))
+    good = np.nonzero(lam > 1e-12 * top)[0]
+    if good.size < 4:
+        return None
+    i0, i1 = int(good[good.size // 2]), int(good[-1])
+    if i1 <= i0:
+        return None
+    rate = (math.log(sv[i1]) - math.log(sv[i0])) / (i1 - i0)
+    predicted = math.log(sv[i1]) + rate * (len(lam) - 1 - i1)
+    return int(good.size) if predicted < math.log(floor / 1000.0) else None
 
 
 def _rank_log2_bound(sched: Schedule, plan: list, q: int) -> float:
