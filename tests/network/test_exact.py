@@ -43,6 +43,7 @@ CASES = {
     "florentine-T2-sigma": ([_dense(nx.florentine_families_graph())] * 2, 3,
                             np.linspace(0.5, 2.0, 15), "received", ()),
     "star-sigma": ([_dense(nx.star_graph(3))] * 2, 1, np.array([1.0, 1.5, 0.7, 1.2]), "received", ()),
+    "star20-T3-wide": ([_dense(nx.star_graph(20))] * 3, 1, np.linspace(0.5, 1.5, 21), "received", ()),
     "schedule": ([_random_doubly_stochastic(7, s) for s in range(3)], 2, 1.0, "received", ()),
     "schedule-neighbourhood": ([_random_doubly_stochastic(7, s) for s in range(3, 5)], 2, 1.0, "neighbourhood", ()),
     "karate-T1-colluders": ([_dense(nx.karate_club_graph())], 0, 1.0, "received", (5, 6)),
@@ -128,3 +129,18 @@ def test_without_a_rank_proof_the_bound_is_the_trivial_one():
         if ref[i] is not None:
             assert mpmath.mpf(float(res.mu_matrix[i, 0])) >= ref[i]
             assert res.mu_matrix[i, 0] == (1.0 if ref[i] > 0 else 0.0)
+
+
+def test_compensated_product_bound_in_exact_arithmetic():
+    from fractions import Fraction
+
+    rng = np.random.default_rng(3)
+    X = rng.random((3, 700)) * np.logspace(0, -12, 700)
+    Y = rng.standard_normal((700, 2))
+    Z, c = projection._compensated_product(X, Y)
+    u = 2.0 ** -53
+    for i in range(3):
+        for j in range(2):
+            exact = sum(Fraction(float(a)) * Fraction(float(b)) for a, b in zip(X[i], Y[:, j]))
+            slack = c * float(np.abs(X[i]) @ np.abs(Y[:, j])) + u * abs(Z[i, j])
+            assert abs(Fraction(float(Z[i, j])) - exact) <= Fraction(slack) * (1 + 1e-12)
