@@ -100,7 +100,7 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
                  memory_limit=memory_limit)
     cap = sensitivity_cap(delta_, sig)
     mu = np.empty((len(src), len(obs)))
-    status, ranks = [], []
+    status, ranks, margins = [], [], []
     with progress_bar(len(obs), "gossip_privacy", unit="observers", progress=progress) as bar, _one_blas_thread():
         for j, v in enumerate(obs.tolist()):
             coalition = np.union1d(col, [v]).astype(np.int64)
@@ -116,12 +116,14 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
             mu[:, j] = out
             status.append(res.status)
             ranks.append(res.rank)
+            margins.append(res.margin)
             bar.update(1)
     mu.setflags(write=False)
     dist = _distances(sched, src, obs)
     return NetworkPrivacy(labels=sched.labels, sources=tuple(sched.labels[i] for i in src),
                           observers=tuple(sched.labels[i] for i in obs), mu_matrix=mu, status=tuple(status),
-                          ranks=tuple(ranks), rounds=sched.rounds, view=view, sensitivity=delta_, sigma=sig,
+                          ranks=tuple(ranks), margins=tuple(margins), rounds=sched.rounds, view=view,
+                          sensitivity=delta_, sigma=sig,
                           colluders=tuple(sched.labels[i] for i in col), distance=dist, schedule=sched)
 
 

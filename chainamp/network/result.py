@@ -27,7 +27,9 @@ class NetworkPrivacy:
     recovered exactly: ``mu = sensitivity / sigma_u``), ``"certified projection"`` (exact rank proved, the
     projection's rounding bounded), ``"capped"`` (the view is too ill-conditioned for double precision:
     ``mu = sensitivity / sigma_u`` for every touched node is reported as an upper bound) or
-    ``"no messages"``. ``distance`` holds hop distances in the gossip graph.
+    ``"no messages"``. ``margins[j]`` is the width added to observer ``j``'s projections for the rounding (the
+    values are at most that far above the exact ``||Pi e_u||``, times ``sensitivity / sigma_u``; 1 when capped).
+    ``distance`` holds hop distances in the gossip graph.
     """
 
     labels: tuple
@@ -36,6 +38,7 @@ class NetworkPrivacy:
     mu_matrix: np.ndarray
     status: tuple
     ranks: tuple
+    margins: tuple
     rounds: int
     view: str
     sensitivity: float
@@ -162,6 +165,16 @@ class NetworkPrivacy:
                 f"from decentralization (the observer sees the other node's value as if sent with its noise "
                 f"directly); the most exposed pair is {u!r} -> {v!r} with mu = {fmt_number(m)}{bound}.")
 
+    def _status_summary(self) -> str:
+        counts: dict = {}
+        for st in self.status:
+            counts[st] = counts.get(st, 0) + 1
+        return ", ".join(f"{n} {st}" for st, n in counts.items())
+
+    def _largest_margin(self) -> float:
+        vals = [mg for mg, st in zip(self.margins, self.status) if st != "capped"]
+        return max(vals) if vals else 0.0
+
     def _rows(self) -> list[list]:
         return [[d, n, mean, mx] for d, n, mean, mx in self.by_distance()]
 
@@ -171,6 +184,8 @@ class NetworkPrivacy:
                  f"view={self.view!r}, sensitivity={fmt_number(self.sensitivity)}, "
                  f"colluders={list(self.colluders)!r}; mu is exact (rounded up), eps(delta) and every Renyi order "
                  "follow from it (Gaussian mechanism).",
+                 f"observers: {self._status_summary()}; largest rounding margin on ||Pi e_u|| of a certified "
+                 f"observer: {fmt_number(self._largest_margin())}.",
                  text_table(header, self._rows(), title="mu by hop distance")]
         return "\n".join(lines)
 
@@ -183,7 +198,7 @@ class NetworkPrivacy:
                 "sensitivity": self.sensitivity, "colluders": list(self.colluders),
                 "sources": list(self.sources), "observers": list(self.observers),
                 "mu": [[None if math.isnan(x) else jsonable_number(float(x)) for x in row] for row in self.mu_matrix],
-                "status": list(self.status), "ranks": list(self.ranks),
+                "status": list(self.status), "ranks": list(self.ranks), "margins": list(self.margins),
                 "by_distance": [dict(zip(("distance", "pairs", "mean_mu", "max_mu"), r)) for r in self.by_distance()]}
 
     def plot(self, delta: float = 1e-5, ax: Any = None):

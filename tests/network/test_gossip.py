@@ -264,3 +264,11 @@ def test_sigma_by_label_and_per_node():
     np.testing.assert_array_equal(by_dict.mu_matrix, by_list.mu_matrix)
     assert by_dict.mu("b", "a") == pytest.approx(0.5)  # b's first message: sensitivity / sigma_b
     np.testing.assert_allclose(by_dict.local_mu, [1.0, 0.5, 2.0, 1 / 1.5])
+
+
+def test_margins_are_reported():
+    G = nx.convert_node_labels_to_integers(nx.hypercube_graph(4))
+    res = gossip_privacy(G, 10, sigma=1.0, observers=[0, 1], progress=False)
+    assert res.status == ("certified projection",) * 2
+    assert all(0 < m < 1e-9 for m in res.margins)
+    assert "largest rounding margin" in str(res) and res.to_dict()["margins"] == list(res.margins)
