@@ -182,8 +182,9 @@ class NetworkPrivacy:
         header = ["distance", "pairs", "mean mu", "max mu"]
         lines = [self.headline(), "",
                  f"view={self.view!r}, sensitivity={fmt_number(self.sensitivity)}, "
-                 f"colluders={list(self.colluders)!r}; mu is exact (rounded up), eps(delta) and every Renyi order "
-                 "follow from it (Gaussian mechanism).",
+                 f"colluders={list(self.colluders)!r}; mu is exact (rounded up by at most the margin below)"
+                 + (", except for capped observers, where it is an upper bound" if "capped" in self.status else "")
+                 + "; eps(delta) and every Renyi order follow from it (Gaussian mechanism).",
                  f"observers: {self._status_summary()}; largest rounding margin on ||Pi e_u|| of a certified "
                  f"observer: {fmt_number(self._largest_margin())}.",
                  text_table(header, self._rows(), title="mu by hop distance")]
