@@ -33,7 +33,8 @@ from .mixing import *  # noqa: F401,F403
 from .privacy import *  # noqa: F401,F403
 from .amplification import *  # noqa: F401,F403
 from . import amplification, mechanisms, mixing, operators, privacy, renyi, diffusion  # noqa: F401,E402
-from . import accounting, utility, design  # noqa: F401,E402
+from . import accounting, utility, design, network  # noqa: F401,E402
+from .network import NetworkPrivacy, gossip_privacy  # noqa: F401,E402
 from .accounting import amplify_reports, compose  # noqa: F401,E402
 from ._numerics import resource_limits  # noqa: F401,E402
 
@@ -51,7 +52,8 @@ __version__ = "0.1.0.dev0"
 
 __all__ = sorted(
     {"errors", "lp", "mechanisms", "renyi", "diffusion", "accounting", "utility", "design", "__version__",
-     "amplify_reports", "compose", "resource_limits", "sweep"}
+     "amplify_reports", "compose", "resource_limits", "sweep", "network", "gossip_privacy",
+     "NetworkPrivacy"}
     | set(errors.__all__) | set(operators.__all__) | set(mixing.__all__) | set(privacy.__all__)
     | set(amplification.__all__)
 )
