@@ -41,7 +41,8 @@ import scipy.sparse as sp
 
 from ..amplification import amplify
 from ..errors import IncompatibleOperatorsError, InvalidParameterError
-from ..operators import MarkovOperator, as_operator
+from ..operators import Labels, MarkovOperator, as_operator
+from .product_reports import product_plan, product_reports_profile
 from .._numerics import check_int, check_progress, progress_bar, progress_scope
 
 __all__ = ["amplify_reports", "memoized_steps", "MAX_REPORT_OUTCOMES"]
@@ -51,6 +52,8 @@ __all__ = ["amplify_reports", "memoized_steps", "MAX_REPORT_OUTCOMES"]
 MAX_REPORT_OUTCOMES = 200_000
 #: Sequence probabilities must stay above 2^-_MIN_LOG2_PROB (normal doubles, no underflow in the product).
 _MIN_LOG2_PROB = 1000.0
+#: M's outputs and K's inputs are compared as sets only up to this many labels (lazily beyond).
+_LABEL_SET_MAX = 1 << 20
 #: The exact (Fraction) check that K is a Kronecker product is run on at most this many entries.
 _KRON_CHECK_ENTRIES = 2**16
 
@@ -119,10 +122,11 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
     if isinstance(mechanism, np.ndarray) or sp.issparse(mechanism):
         mechanism = as_operator(mechanism, "mechanism")
     if isinstance(mechanism, MarkovOperator):
-        if set(mechanism.outputs) != set(Kop.inputs) or len(mechanism.outputs) != len(Kop.inputs):
-            raise IncompatibleOperatorsError(
-                f"the outputs of M ({len(mechanism.outputs)} labels) must be the inputs of K "
-                f"({len(Kop.inputs)} labels)")
+        _check_compatible(mechanism, Kop)
+    if T > 1 and neighbors is None:
+        plan = product_plan(mechanism, Kop)
+        if plan is not None:  # a product pipeline: certified coordinate by coordinate, no label enumerated
+            return _product_reports(plan, T, memoized, delta=delta, progress=progress)
     if not memoized:
         return _fresh_reports(mechanism, Kop, T, delta=delta, neighbors=neighbors, progress=progress)
     if T == 1:
@@ -133,6 +137,34 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
         bar.update(1)
         bar.set_postfix_str("certifying (chainamp.amplify)", refresh=False)
         report = amplify(mechanism, list(steps), delta=delta, neighbors=neighbors)
+        bar.update(1)
+    return report
+
+
+def _check_compatible(M: MarkovOperator, K: MarkovOperator) -> None:
+    """M's outputs must be K's inputs: compared as sizes first, then as lazy label sequences when either is
+    large (structured labels compare by their structure), as sets only when both are small."""
+    n_out, n_in = M.shape[1], K.shape[0]
+    same = n_out == n_in
+    if same:
+        if n_out <= _LABEL_SET_MAX:
+            same = set(M.outputs) == set(K.inputs)
+        elif isinstance(M.outputs, Labels) and isinstance(K.inputs, Labels):
+            same = M.outputs == K.inputs
+        else:
+            same = False
+    if not same:
+        raise IncompatibleOperatorsError(f"the outputs of M ({n_out} labels) must be the inputs of K ({n_in} labels)")
+
+
+def _product_reports(plan, T: int, memoized: bool, *, delta, progress=None):
+    Mf, F, types = plan
+    with progress_bar(2, "amplify_reports", unit="stage", progress=progress) as bar, progress_scope(progress):
+        bar.set_postfix_str(f"{T} reports, coordinate by coordinate", refresh=False)
+        profile = product_reports_profile(Mf, F, types, T, memoized=memoized)
+        bar.update(1)
+        bar.set_postfix_str("the report of the profile", refresh=False)
+        report = amplify(profile, MarkovOperator.identity(2), delta=delta)
         bar.update(1)
     return report
 

@@ -81,14 +81,69 @@ def _combine(a: float, b: float) -> float:
     return math.nextafter(((1.0 + a) * (1.0 + b) - 1.0) * (1.0 + 4 * _U), math.inf)
 
 
+#: The 2-row operators of the orbits of the last few operators (building them is most of a query's cost).
+_ORBIT_CACHE: dict = {}
+_ORBIT_CACHE_SIZE = 16
+#: Orbits whose approximate value is within this relative distance of the largest are evaluated exactly.
+_CANDIDATE_RTOL = 1e-6
+
+
 def _orbits(K: StructuredOperator, normalised: bool) -> list[_Orbit]:
+    key = (id(K), bool(normalised))
+    hit = _ORBIT_CACHE.get(key)
+    if hit is not None and hit[0] is K:
+        return hit[1]
     r = operator_error(K).rel if normalised else 0.0
     out = []
     for orb in K.pair_orbits():
         m = orb.p.size
-        op = MarkovOperator._trusted(np.vstack([orb.p, orb.q]), (0, 1), tuple(range(m)))
+        op = MarkovOperator._trusted(np.vstack([orb.p, orb.q]), (0, 1), range(m))
         out.append(_Orbit(orb, op, _combine(orb.rel_error, r)))
+    if len(_ORBIT_CACHE) >= _ORBIT_CACHE_SIZE:
+        _ORBIT_CACHE.pop(next(iter(_ORBIT_CACHE)))
+    _ORBIT_CACHE[key] = (K, out)
     return out
+
+
+def _sorted_sums(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Losses ``log(P/Q)`` in decreasing order with the cumulative masses of P and Q (approximate)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.log(P) - np.log(Q)
+    keep = P > 0
+    loss, p, q = loss[keep], P[keep], Q[keep]
+    order = np.argsort(-loss, kind="stable")
+    return -loss[order], np.cumsum(p[order]), np.cumsum(q[order])
+
+
+def _approx_values(orbits: list[_Orbit], eps: float) -> np.ndarray:
+    """Each orbit's widened ``max(D(p || q), D(q || p))`` at eps, in plain floating point (only used to pick
+    the orbits worth an exact evaluation: within ``_CANDIDATE_RTOL`` of the largest)."""
+    key = id(orbits)
+    hit = _SUMS_CACHE.get(key)
+    if hit is None or hit[0] is not orbits:
+        sums = [(_sorted_sums(o.orbit.p, o.orbit.q), _sorted_sums(o.orbit.q, o.orbit.p)) for o in orbits]
+        if len(_SUMS_CACHE) >= _ORBIT_CACHE_SIZE:
+            _SUMS_CACHE.pop(next(iter(_SUMS_CACHE)))
+        _SUMS_CACHE[key] = hit = (orbits, sums)
+    out = np.empty(len(orbits))
+    for k, (o, pair) in enumerate(zip(orbits, hit[1])):
+        order = _raw_order(eps, o.rel)
+        c = math.exp(min(order, 700.0)) if math.isfinite(order) else math.inf
+        best = 0.0
+        for neg_loss, cp, cq in pair:
+            j = int(np.searchsorted(neg_loss, -order, side="left"))  # losses > order
+            if j:
+                best = max(best, float(cp[j - 1]) - (c * float(cq[j - 1]) if cq[j - 1] > 0 else 0.0))
+        out[k] = best * (1.0 + o.rel) + (1.0 - min(c, 1.0)) * (1.0 + o.rel)
+    return out
+
+
+_SUMS_CACHE: dict = {}
+
+
+def _candidates(values: np.ndarray) -> np.ndarray:
+    top = float(values.max())
+    return np.flatnonzero(values >= top * (1.0 - _CANDIDATE_RTOL) - 1e-280)
 
 
 def _pair_labels(K: StructuredOperator, orb: PairOrbit, forward: bool) -> tuple:
@@ -107,7 +162,10 @@ def _test_set(K: StructuredOperator, orb: PairOrbit, blocks: Sequence[int]) -> S
 def structured_dobrushin(K: StructuredOperator, eps: float, normalised: bool, source: str) -> DobrushinResult:
     """:func:`chainamp.dobrushin` of a structured operator (method "exact"): the largest orbit value."""
     best = None
-    for o in _orbits(K, normalised):
+    orbits = _orbits(K, normalised)
+    if len(orbits) > 2:  # exact values only for the orbits that can attain the maximum
+        orbits = [orbits[int(k)] for k in _candidates(_approx_values(orbits, eps))]
+    for o in orbits:
         order = _raw_order(eps, o.rel)
         res = dobrushin(o.op, order)
         g = _widen(res.gamma, eps, o.rel)
@@ -127,7 +185,13 @@ def structured_curve(K: StructuredOperator, eps: np.ndarray, normalised: bool) -
     """:func:`chainamp.dobrushin_curve` of a structured operator at sorted distinct ``eps`` (not yet made
     monotone): the largest widened orbit value at each eps."""
     out = np.zeros(eps.size)
-    for o in _orbits(K, normalised):
+    orbits = _orbits(K, normalised)
+    if len(orbits) > 2:
+        keep = set()
+        for e in eps:
+            keep.update(int(k) for k in _candidates(_approx_values(orbits, float(e))))
+        orbits = [orbits[k] for k in sorted(keep)]
+    for o in orbits:
         orders = np.array([_raw_order(float(e), o.rel) for e in eps])
         uniq, back = np.unique(orders, return_inverse=True)
         raw = dobrushin_curve(o.op, uniq)[back]
