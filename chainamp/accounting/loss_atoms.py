@@ -42,6 +42,13 @@ __all__ = ["LossAtoms", "atoms_of_pair", "product_atoms", "hockey_stick_of_halve
 _U = UNIT_ROUNDOFF
 #: A half with more atoms than this has its losses rounded up to a grid (at most this many points).
 MAX_HALF_ATOMS = 1 << 17
+#: Masses below this are lumped (:func:`_lump`); products of two masses stay normal doubles.
+TINY_MASS = 2.0**-500
+#: Scale of the Q-side sums (masses times e^-loss): below ``2^-1000`` they are dropped (a smaller subtracted
+#: term only raises the bound), and both factors of each product are scaled by ``2^500`` (exact).
+_Q_FLOOR = 2.0**-1000
+_Q_SCALE = 2.0**500
+_LN2 = math.log(2.0)
 
 
 def _up(x):
@@ -64,20 +71,39 @@ class LossAtoms:
     def size(self) -> int:
         return int(self.loss.size)
 
-    def suffix_sums(self) -> tuple[np.ndarray, np.ndarray, float]:
-        """``(S, R, gamma)``: ``S[k] = sum_{j >= k} mass_j`` and ``R[k] = sum_{j >= k} mass_j e^{-loss_j}``
-        (length ``size + 1``, ``S[size] = 0``), each within relative ``gamma`` of the exact sums of the stored
-        floats (plus a subnormal ulp per term, charged by the caller)."""
+    def suffix_sums(self) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+        """``(S, R, gamma, q)``: ``S[k] = sum_{j >= k} mass_j`` and ``R[k]`` a lower bound of
+        ``2^500 sum_{j >= k} mass_j e^{-loss_j}`` (terms below ``2^-1000`` dropped), length ``size + 1``
+        (``S[size] = 0``), each within relative ``gamma`` of the exact sums of the stored floats; ``q`` the scaled
+        terms ``2^500 mass_j e^{-loss_j}`` themselves (``exp`` within 4u; below ``2^-1000`` dropped)."""
         if not self._suffix:
-            q = self.mass * np.exp(-self.loss)
+            with np.errstate(under="ignore"):
+                q = self.mass * np.exp(-self.loss)
+            q = np.where(q >= _Q_FLOOR, q, 0.0) * _Q_SCALE  # (lower: dropping a term lowers R)
             S = np.concatenate([np.cumsum(self.mass[::-1])[::-1], [0.0]])
             R = np.concatenate([np.cumsum(q[::-1])[::-1], [0.0]])
             n = self.size + 4
-            self._suffix.extend([S, R, n * _U / (1.0 - n * _U)])
-        return self._suffix[0], self._suffix[1], self._suffix[2]
+            self._suffix.extend([S, R, n * _U / (1.0 - n * _U), q])
+        return tuple(self._suffix)
+
+
+def _lump(loss: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Atoms lighter than ``TINY_MASS`` merged into one atom of mass ``max(their sum, TINY_MASS)`` (rounded up)
+    at the largest loss of all the atoms: still upper atoms (a loss may only move up), and every mass stays in
+    the normal range, so that no product of two masses underflows (subnormal arithmetic is also ~100x slower).
+    A delta below ``TINY_MASS`` may thus be reported as up to ``TINY_MASS``; the pure epsilon does not move."""
+    light = mass < TINY_MASS
+    if not light.any() or light.all() and light.size == 1:
+        return loss, np.maximum(mass, TINY_MASS)
+    n = int(light.sum())
+    total = float(mass[light].sum()) * (1.0 + (n + 1) * _U / (1.0 - (n + 1) * _U)) + n * SMALLEST_SUBNORMAL
+    lumped = max(float(_up(total)), TINY_MASS)
+    top = float(loss.max())
+    return np.append(loss[~light], top), np.append(mass[~light], lumped)
 
 
 def _sorted(loss: np.ndarray, mass: np.ndarray, rel: float, grid: float) -> LossAtoms:
+    loss, mass = _lump(loss, mass)
     order = np.argsort(loss, kind="stable")
     loss, mass = loss[order], mass[order]
     loss.flags.writeable = False
@@ -184,10 +210,9 @@ def hockey_stick_of_halves(A: LossAtoms, B: LossAtoms, eps: np.ndarray) -> np.nd
     >>> float(hockey_stick_of_halves(a, a, np.array([0.0]))[0]) - 0.5 < 1e-12  # two RR bits: 9/16 - 1/16
     True
     """
-    S, R, gB = B.suffix_sums()
+    S, R, gB, _ = B.suffix_sums()
     pa, la = A.mass, A.loss
-    with np.errstate(over="ignore", invalid="ignore"):
-        qa = pa * np.exp(-la)
+    qa = A.suffix_sums()[3]  # 2^500 mass e^-loss (terms below 2^-1000 dropped): y below is 2^1000 times a bound
     nA, nB = A.size, B.size
     g = _combine_rel(gB, (nA + 4) * _U / (1.0 - (nA + 4) * _U), 6 * _U)
     scale = (1.0 + A.rel) * (1.0 + B.rel) * (1.0 + 4 * _U)
@@ -207,18 +232,23 @@ def hockey_stick_of_halves(A: LossAtoms, B: LossAtoms, eps: np.ndarray) -> np.nd
             t = (e - la) - s
         t = np.where(np.isnan(t), -np.inf, t)  # la = +inf: every atom of B
         j = np.searchsorted(B.loss, t, side="right")
-        x = float(np.dot(pa, S[j]))
-        y = float(np.dot(qa, R[j]))
-        if x == 0.0:
+        if not np.any(j < nB):  # no pair has a loss above eps
             out[k] = 0.0
             continue
+        x = float((pa * S[j]).sum())  # (not np.dot: BLAS threads cost ~1000x on small vectors under load)
+        y = float((qa * R[j]).sum())
         x_up = x * (1.0 + g) + slack_abs
-        y_low = max(y * (1.0 - g) - slack_abs, 0.0)
-        try:
-            c_low = math.exp(e - 2 * s) * (1.0 - 4 * _U)  # every selected pair has loss + 2 s > eps
-            sub = c_low * y_low
-        except OverflowError:  # e^eps beyond the floats: dropping the subtracted term only makes it larger
-            sub = 0.0
-        val = (x_up - (sub if math.isfinite(sub) else 0.0)) * scale
+        y_low = y * (1.0 - g) - slack_abs * _Q_SCALE * _Q_SCALE  # 2^1000 times a lower bound
+        sub = 0.0
+        if y_low > 0.0:
+            # e^(eps - 2 s) y_low 2^-1000 in log space (every selected pair has loss + 2 s > eps): the argument
+            # is within err of its exact value (each term within 2u of its magnitude, three sums), exp within
+            # 2u; an underflow costs a subnormal ulp
+            ly = math.log(y_low)
+            arg = (e - 2 * s) + ly - 1000.0 * _LN2
+            if arg < 700.0:
+                err = 8 * _U * (abs(e) + abs(ly) + 1000.0 * _LN2 + 2.0)
+                sub = max(math.exp(arg - err) * (1.0 - 4 * _U) - SMALLEST_SUBNORMAL, 0.0)
+        val = (x_up - sub) * scale
         out[k] = min(float(_up(max(val, 0.0) * (1.0 + 4 * _U))), 1.0)
     return out

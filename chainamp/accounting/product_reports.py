@@ -71,14 +71,29 @@ def _compositions(T: int, w: int):
 
 
 def _log_interval(N: int, D: int) -> tuple[float, float]:
-    """``[lo, hi]`` around ``log(N / D)`` for positive integers (``math.log`` of an int is within a few ulps of
-    its value plus ``2u``: the margin ``8u (|log N| + |log D| + 1)`` covers both logs and the subtraction)."""
+    """``[lo, hi]`` around ``log(N / D)`` for non-negative integers ``N`` and positive ``D``: the quotient is first
+    reduced to an integer ``q`` of 64 bits with ``q <= 2^s N / D < q + 1`` (exact integer arithmetic), so
+    ``log(N / D)`` lies in ``[log q - s log 2, log(q + 1) - s log 2]``; ``math.log`` of ``q`` (converted with
+    relative error u) and ``s log 2`` are each within ``2u`` of their magnitudes, hence the margin
+    ``4u (|log q| + |s| log 2 + 2)`` plus ``2^-62`` for ``log((q + 1)/q)``.
+
+    Examples
+    --------
+    >>> lo, hi = _log_interval(1, 3)
+    >>> lo < -math.log(3) < hi and hi - lo < 1e-13
+    True
+    """
     if N == 0:
         return -math.inf, -math.inf
-    a, b = math.log(N), math.log(D)
-    err = 8 * _U * (abs(a) + abs(b) + 1.0)
-    v = a - b
-    return math.nextafter(v - err, -math.inf), math.nextafter(v + err, math.inf)
+    s = D.bit_length() - N.bit_length() + 64
+    q = (N << s) // D if s >= 0 else N // (D << -s)
+    lq = math.log(q)
+    v = lq - s * _LN2
+    err = 4 * _U * (abs(lq) + abs(s) * _LN2 + 2.0)
+    return math.nextafter(v - err, -math.inf), math.nextafter(v + err + 2.0**-62, math.inf)
+
+
+_LN2 = math.log(2.0)
 
 
 @functools.lru_cache(maxsize=32)

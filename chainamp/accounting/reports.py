@@ -43,6 +43,7 @@ from ..amplification import amplify
 from ..errors import IncompatibleOperatorsError, InvalidParameterError
 from ..operators import Labels, MarkovOperator, as_operator
 from .product_reports import product_plan, product_reports_profile
+from ..privacy import PrivacyProfile, privacy_profile
 from .._numerics import check_int, check_progress, progress_bar, progress_scope
 
 __all__ = ["amplify_reports", "memoized_steps", "MAX_REPORT_OUTCOMES"]
@@ -126,7 +127,7 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
     if T > 1 and neighbors is None:
         plan = product_plan(mechanism, Kop)
         if plan is not None:  # a product pipeline: certified coordinate by coordinate, no label enumerated
-            return _product_reports(plan, T, memoized, delta=delta, progress=progress)
+            return _product_reports(plan, mechanism, T, memoized, delta=delta, progress=progress)
     if not memoized:
         return _fresh_reports(mechanism, Kop, T, delta=delta, neighbors=neighbors, progress=progress)
     if T == 1:
@@ -157,16 +158,30 @@ def _check_compatible(M: MarkovOperator, K: MarkovOperator) -> None:
         raise IncompatibleOperatorsError(f"the outputs of M ({n_out} labels) must be the inputs of K ({n_in} labels)")
 
 
-def _product_reports(plan, T: int, memoized: bool, *, delta, progress=None):
+def _product_reports(plan, mechanism, T: int, memoized: bool, *, delta, progress=None):
+    """The report of T reports of a product pipeline from its per-coordinate profile; memoized reports are a
+    post-processing of M, so their profile is also capped by M's own exact profile (pointwise minimum of two
+    upper bounds)."""
     Mf, F, types = plan
     with progress_bar(2, "amplify_reports", unit="stage", progress=progress) as bar, progress_scope(progress):
         bar.set_postfix_str(f"{T} reports, coordinate by coordinate", refresh=False)
         profile = product_reports_profile(Mf, F, types, T, memoized=memoized)
+        if memoized:
+            profile = _capped(profile, privacy_profile(mechanism))
         bar.update(1)
         bar.set_postfix_str("the report of the profile", refresh=False)
         report = amplify(profile, MarkovOperator.identity(2), delta=delta)
         bar.update(1)
     return report
+
+
+def _capped(profile: PrivacyProfile, cap: PrivacyProfile) -> PrivacyProfile:
+    """The pointwise minimum of two upper bounds of one profile (exact when the first one is)."""
+    def evaluate(eps: np.ndarray) -> np.ndarray:
+        return np.minimum(profile.delta(eps), cap.delta(eps))
+
+    return PrivacyProfile(evaluate, name=profile.name, source=f"{profile.source}, capped by M's own profile",
+                          exact=profile.exact, pure_epsilon=min(profile.pure_epsilon, cap.pure_epsilon))
 
 
 def _fresh_reports(mechanism, Kop: MarkovOperator, T: int, *, delta, neighbors, progress=None):
