@@ -298,6 +298,8 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
 
         exact_src = CurveSource("exact", lambda e: Bound(e, exact_delta(e), "exact"),
                                  upper=exact_bracket, epsilon_for=exact_bracket)
+        if not adj_p.ma:  # a dominating pair of the exact source's curve, for compose (no envelope sampled)
+            exact_src.dominating_pair = lambda: exact_prof.dominating_pair().widened(adj_p.r)
         sources.append(exact_src)
         exact_bound = exact_src.bound_at_delta(target)
 
