@@ -127,9 +127,10 @@ class ExactProfile(PrivacyProfile):
     def _classes_pruned(self, eps: np.ndarray, reps: np.ndarray, data: tuple) -> tuple[np.ndarray, ...]:
         """:meth:`_query` on the stored class data for a few eps: per class, the computed values on the pruning
         grid (kept) bound every later value by their chord (:func:`~._exact_stream.chord_upper`, no pure level
-        used); the class of the largest bound is evaluated first, then only the classes whose bound reaches its
-        value. A class left out has every value below one computed, so the maxima and their first attaining
-        pairs are those of the full evaluation (values per class are computed row by row, whatever the subset).
+        used), and the largest grid value at the next grid point, less the margin, bounds the largest value from
+        below; only the classes whose bound reaches it are evaluated. A class left out has every value below one
+        computed, so the maxima and their first attaining pairs are those of the full evaluation (values per
+        class are computed row by row, whatever the subset).
         """
         summ = self._state.get("class_grid")
         if summ is None:
@@ -146,14 +147,16 @@ class ExactProfile(PrivacyProfile):
             if math.isinf(e):
                 cand = np.arange(reps.size)
             else:
-                ub = st.chord_upper(self._grid, summ, no_pure, float(e),
-                                    st.value_margin(float(e), self._llr_err, self._m, step))
-                k0 = int(np.argmax(ub))
-                vu0, vv0 = st._values(tuple(x[k0:k0 + 1] for x in data), ev, self._llr_err, self._m)
-                vstar = max(float(vu0[0, 0]), float(vv0[0, 0]))
-                cand = np.flatnonzero(ub >= vstar) if vstar > 0 else np.flatnonzero(ub > 0)
+                margin = st.value_margin(float(e), self._llr_err, self._m, step)
+                ub = st.chord_upper(self._grid, summ, no_pure, float(e), margin)
+                # a lower bound of the largest computed value at e without computing one: the exact maximum is
+                # non-increasing, so at e it is at least the exact maximum at the next grid point, itself at
+                # least the computed one there minus the margin; every computed value is at least the exact one
+                nxt = int(np.searchsorted(self._grid, e, side="left"))
+                lb = float(summ[:, nxt].max()) - 2.0 * margin if nxt < self._grid.size else 0.0
+                cand = np.flatnonzero(ub >= lb) if lb > 0 else np.flatnonzero(ub > 0)
                 if cand.size == 0:
-                    cand = np.array([k0])
+                    cand = np.array([int(np.argmax(ub))])
             vu, vv = st._values(tuple(x[cand] for x in data), ev, self._llr_err, self._m)
             ru, rv = int(np.argmax(vu[:, 0])), int(np.argmax(vv[:, 0]))
             out[0][k], out[1][k], out[2][k], out[3][k] = vu[ru, 0], reps[cand[ru]], vv[rv, 0], reps[cand[rv]]
