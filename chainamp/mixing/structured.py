@@ -121,24 +121,52 @@ def _approx_values(orbits: list[_Orbit], eps: float) -> np.ndarray:
     key = id(orbits)
     hit = _SUMS_CACHE.get(key)
     if hit is None or hit[0] is not orbits:
-        sums = [(_sorted_sums(o.orbit.p, o.orbit.q), _sorted_sums(o.orbit.q, o.orbit.p)) for o in orbits]
+        rows = [s for o in orbits for s in (_sorted_sums(o.orbit.p, o.orbit.q), _sorted_sums(o.orbit.q, o.orbit.p))]
+        width = max(r[0].size for r in rows) + 1
+        NL = np.full((len(rows), width), np.inf)  # -loss ascending, padded (never counted)
+        CP, CQ = np.zeros((len(rows), width)), np.zeros((len(rows), width))
+        for k, (nl, cp, cq) in enumerate(rows):
+            NL[k, :nl.size], CP[k, 1:cp.size + 1], CQ[k, 1:cq.size + 1] = nl, cp, cq
+        rel = np.repeat([o.rel for o in orbits], 2)
         if len(_SUMS_CACHE) >= _ORBIT_CACHE_SIZE:
             _SUMS_CACHE.pop(next(iter(_SUMS_CACHE)))
-        _SUMS_CACHE[key] = hit = (orbits, sums)
-    out = np.empty(len(orbits))
-    for k, (o, pair) in enumerate(zip(orbits, hit[1])):
-        order = _raw_order(eps, o.rel)
-        c = math.exp(min(order, 700.0)) if math.isfinite(order) else math.inf
-        best = 0.0
-        for neg_loss, cp, cq in pair:
-            j = int(np.searchsorted(neg_loss, -order, side="left"))  # losses > order
-            if j:
-                best = max(best, float(cp[j - 1]) - (c * float(cq[j - 1]) if cq[j - 1] > 0 else 0.0))
-        out[k] = best * (1.0 + o.rel) + (1.0 - min(c, 1.0)) * (1.0 + o.rel)
-    return out
+        _SUMS_CACHE[key] = hit = (orbits, (NL, CP, CQ, rel))
+    NL, CP, CQ, rel = hit[1]
+    orders = np.array([_raw_order(eps, float(r)) for r in rel[::2]]).repeat(2)
+    j = (NL < -orders[:, None]).sum(axis=1)  # losses > order
+    rows = np.arange(NL.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = np.exp(np.minimum(orders, 700.0))
+        c = np.where(np.isfinite(orders), c, np.inf)
+        cq = CQ[rows, j]
+        val = CP[rows, j] - np.where(cq > 0, c * cq, 0.0)
+    val = np.maximum(val, 0.0) * (1.0 + rel) + (1.0 - np.minimum(c, 1.0)) * (1.0 + rel)
+    return val.reshape(-1, 2).max(axis=1)
 
 
 _SUMS_CACHE: dict = {}
+_RATIO_CACHE: dict = {}
+
+
+def _extreme_ratios(orbits: list[_Orbit]) -> tuple[np.ndarray, np.ndarray]:
+    """Per orbit, in plain floating point: the smallest ratio ``min(p/q, q/p)`` over its blocks (0 where one
+    side is 0) and the largest ``|log(p/q)|`` (inf there); only used to pick candidate orbits."""
+    hit = _RATIO_CACHE.get(id(orbits))
+    if hit is None or hit[0] is not orbits:
+        lo, hi = np.empty(len(orbits)), np.empty(len(orbits))
+        for k, o in enumerate(orbits):
+            p, q = o.orbit.p, o.orbit.q
+            both = (p > 0) | (q > 0)
+            p, q = p[both], q[both]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.minimum(p / q, q / p)
+                lr = np.abs(np.log(p) - np.log(q))
+            lo[k] = float(np.nan_to_num(ratio, nan=0.0).min()) if p.size else 1.0
+            hi[k] = float(np.nan_to_num(lr, nan=np.inf).max()) if p.size else 0.0
+        if len(_RATIO_CACHE) >= _ORBIT_CACHE_SIZE:
+            _RATIO_CACHE.pop(next(iter(_RATIO_CACHE)))
+        _RATIO_CACHE[id(orbits)] = hit = (orbits, (lo, hi))
+    return hit[1]
 
 
 def _candidates(values: np.ndarray) -> np.ndarray:
@@ -237,7 +265,13 @@ def structured_ultra_mixing(K: StructuredOperator, normalised: bool) -> UltraMix
     """:func:`chainamp.ultra_mixing` of a structured operator: the smallest block ratio over the orbits."""
     r = operator_error(K).rel if normalised else 0.0
     best = None
-    for o in _orbits(K, False):
+    orbits = _orbits(K, False)
+    if len(orbits) > 2:  # exact values only for the orbits whose smallest ratio can be the smallest
+        lo, _ = _extreme_ratios(orbits)
+        err = np.array([o.orbit.ratio_error for o in orbits])
+        top = float(np.min(lo * (1.0 + 2.0 * err)))
+        orbits = [orbits[int(k)] for k in np.flatnonzero(lo * (1.0 - 2.0 * err) <= top * (1.0 + _CANDIDATE_RTOL))]
+    for o in orbits:
         res = ultra_mixing(o.op)
         # the orbit's ratios are within [1 - e, 1 + e]; normalising moves a ratio by [(1 - r)/(1 + r), (1 + r)/(1 - r)]
         g = _ratio_widen(_ratio_widen(res.gamma, o.orbit.ratio_error), r)
@@ -278,7 +312,13 @@ def structured_ldp_guarantee(K: StructuredOperator, normalised: bool) -> LDPGuar
 
     r = operator_error(K).rel if normalised else 0.0
     eps = 0.0
-    for o in _orbits(K, False):
+    orbits = _orbits(K, False)
+    if len(orbits) > 2:  # exact levels only for the orbits whose largest log-ratio can be the largest
+        _, hi = _extreme_ratios(orbits)
+        wide = np.array([_shift(_combine(o.orbit.ratio_error, 0.0)) for o in orbits])
+        top = float(np.max(hi - wide))
+        orbits = [orbits[int(k)] for k in np.flatnonzero(hi + wide >= top - _CANDIDATE_RTOL * (1.0 + abs(top)))]
+    for o in orbits:
         e = ldp_guarantee(o.op).epsilon
         wide = _combine(o.orbit.ratio_error, 0.0)
         if wide and 0.0 < e < math.inf:
