@@ -42,7 +42,7 @@ from ..operators import KroneckerOperator, MarkovOperator
 from ..privacy import PrivacyProfile
 from .loss_atoms import MAX_HALF_ATOMS, LossAtoms, atoms_of_pair, hockey_stick_of_halves, product_atoms
 
-__all__ = ["count_channel", "product_reports_profile", "product_plan", "MAX_COORDINATE_OUTCOMES"]
+__all__ = ["count_channel", "product_reports_profile", "product_plan", "dense_product_plan", "MAX_COORDINATE_OUTCOMES"]
 
 _U = UNIT_ROUNDOFF
 #: Largest number of count vectors of one coordinate's T-report channel.
@@ -202,6 +202,72 @@ def product_plan(mechanism: Any, K: Any):
     else:
         return None
     return Mf.matrix, F.matrix, types
+
+
+#: A dense M is searched for a product structure up to this many entries, and pair types up to this many
+#: (pairs x coordinates).
+_DENSE_ENTRIES = 1 << 16
+_DENSE_PAIR_WORK = 1 << 20
+
+
+def dense_product_plan(mechanism: Any, k_factors: Any):
+    """:func:`product_plan` for a dense M over tuples whose K is exactly a Kronecker power (``k_factors``, the
+    exact factors of K: ``[(inputs_i, outputs_i, F_i), ...]``, all equal): M is a product too when every entry is
+    exactly (rational arithmetic) ``prod_i M_f(x_i, y_i)`` for one factor M_f read off M's row marginals; then
+    its inputs are an explicit list of tuples and the pair types are listed pair by pair. None otherwise.
+
+    Examples
+    --------
+    >>> from chainamp import mechanisms
+    >>> from chainamp.accounting.reports import _kron_factors
+    >>> R = mechanisms.rappor_pipeline(4, 2)
+    >>> plan = dense_product_plan(R.mechanism, _kron_factors(R.instantaneous))
+    >>> sorted(plan[2])[-1]  # the worst type: two bits one way, two the other
+    (((0, 1), 2), ((1, 0), 2))
+    """
+    from fractions import Fraction
+
+    if k_factors is None or not isinstance(mechanism, MarkovOperator) or isinstance(mechanism, KroneckerOperator):
+        return None
+    f_in, f_out, F = k_factors[0]
+    if any(tuple(i) != tuple(f_in) or tuple(o) != tuple(f_out) or not np.array_equal(G, F) for i, o, G in k_factors):
+        return None
+    d = len(k_factors)
+    n, m = mechanism.shape
+    if n < 2 or n * m > _DENSE_ENTRIES or n * n * d > _DENSE_PAIR_WORK:
+        return None
+    ins, outs = tuple(mechanism.inputs), tuple(mechanism.outputs)
+    if not all(isinstance(x, tuple) and len(x) == d for x in ins + outs):
+        return None
+    out_index = {v: k for k, v in enumerate(f_in)}
+    if any(v not in out_index for y in outs for v in y):
+        return None
+    values = list(dict.fromkeys(v for x in ins for v in x))
+    in_index = {v: k for k, v in enumerate(values)}
+    X = np.array([[in_index[v] for v in x] for x in ins], dtype=np.int64)
+    Y = np.array([[out_index[v] for v in y] for y in outs], dtype=np.int64)
+    A = np.asarray(mechanism.matrix, dtype=float)
+    Mf = np.zeros((len(values), len(f_in)))
+    for v in range(len(values)):  # M_f(v, .): the marginal of coordinate i of a row whose input has v there
+        r, i = map(int, np.argwhere(X == v)[0])
+        for w in range(len(f_in)):
+            Mf[v, w] = float(A[r, Y[:, i] == w].sum())
+    fr = [[Fraction(float(x)) for x in row] for row in Mf]
+    for r in range(n):
+        for c in range(m):
+            if math.prod((fr[X[r, i]][Y[c, i]] for i in range(d)), start=Fraction(1)) != Fraction(float(A[r, c])):
+                return None
+    types = set()
+    for r in range(n):
+        diff = X[r] != X
+        for j in np.flatnonzero(diff.any(axis=1)):
+            cols = np.flatnonzero(diff[j])
+            counts: dict = {}
+            for i in cols:
+                key = (int(X[r, i]), int(X[j, i]))
+                counts[key] = counts.get(key, 0) + 1
+            types.add(tuple(sorted(counts.items())))
+    return Mf, F, sorted(types)
 
 
 def _halves(parts: list[LossAtoms], budget: int) -> tuple[LossAtoms, LossAtoms]:

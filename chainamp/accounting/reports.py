@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from ..amplification import amplify
 from ..errors import IncompatibleOperatorsError, InvalidParameterError
 from ..operators import Labels, MarkovOperator, as_operator
-from .product_reports import product_plan, product_reports_profile
+from .product_reports import dense_product_plan, product_plan, product_reports_profile
 from ..privacy import PrivacyProfile, privacy_profile
 from .._numerics import check_int, check_progress, progress_bar, progress_scope
 
@@ -145,6 +145,8 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
         _check_compatible(mechanism, Kop)
     if T > 1 and neighbors is None:
         plan = product_plan(mechanism, Kop)
+        if plan is None and isinstance(mechanism, MarkovOperator):  # dense operators that are exact products
+            plan = dense_product_plan(mechanism, _kron_factors(Kop))
         if plan is not None:  # a product pipeline: certified coordinate by coordinate, no label enumerated
             return _product_reports(plan, mechanism, T, memoized, delta=delta, progress=progress)
     if not memoized:
