@@ -139,9 +139,14 @@ def _approx_values(orbits: list[_Orbit], eps: float) -> np.ndarray:
         c = np.exp(np.minimum(orders, 700.0))
         c = np.where(np.isfinite(orders), c, np.inf)
         cq = CQ[rows, j]
-        val = CP[rows, j] - np.where(cq > 0, c * cq, 0.0)
+        sub = np.where(cq > 0, c * cq, 0.0)
+        val = CP[rows, j] - sub
+        # the difference of two rounded sums may cancel: its error is at most (width + 8) u (cp + c cq), plus
+        # the cost of a loss within rounding of the order being counted on the wrong side
+        err = (NL.shape[1] + 8) * 4 * _U * (CP[rows, j] + np.where(np.isfinite(sub), sub, 0.0)) + 1e-300
     val = np.maximum(val, 0.0) * (1.0 + rel) + (1.0 - np.minimum(c, 1.0)) * (1.0 + rel)
-    return val.reshape(-1, 2).max(axis=1)
+    lo_, hi_ = (val - err * (1.0 + rel)).reshape(-1, 2).max(axis=1), (val + err * (1.0 + rel)).reshape(-1, 2).max(axis=1)
+    return np.stack([lo_, hi_])
 
 
 _SUMS_CACHE: dict = {}
@@ -170,8 +175,12 @@ def _extreme_ratios(orbits: list[_Orbit]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _candidates(values: np.ndarray) -> np.ndarray:
-    top = float(values.max())
-    return np.flatnonzero(values >= top * (1.0 - _CANDIDATE_RTOL) - 1e-280)
+    """The orbits whose value may be the largest: ``values`` holds lower and upper ends of each orbit's
+    approximate value (rows); an orbit is dropped only when its upper end is below the largest lower end by
+    more than ``_CANDIDATE_RTOL`` relative."""
+    lo, hi = values
+    top = float(lo.max())
+    return np.flatnonzero(hi >= top * (1.0 - _CANDIDATE_RTOL) - 1e-280)
 
 
 def _pair_labels(K: StructuredOperator, orb: PairOrbit, forward: bool) -> tuple:
