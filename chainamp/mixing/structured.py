@@ -83,7 +83,7 @@ def _combine(a: float, b: float) -> float:
 
 #: The 2-row operators of the orbits of the last few operators (building them is most of a query's cost).
 _ORBIT_CACHE: dict = {}
-_ORBIT_CACHE_SIZE = 16
+_ORBIT_CACHE_SIZE = 4  # (an orbit stack of a large product can take tens of MB)
 #: Orbits whose approximate value is within this relative distance of the largest are evaluated exactly.
 _CANDIDATE_RTOL = 1e-6
 
