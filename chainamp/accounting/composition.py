@@ -49,6 +49,14 @@ def _item_profile(item: Any, index: int) -> PrivacyProfile | DominatingPair:
     if isinstance(item, DP):
         return item.profile
     if isinstance(item, AmplificationReport):
+        for src in item.sources:  # a finite M: the exact source's own dominating pair (its curve bounds the
+            make = getattr(src, "dominating_pair", None)  # certified profile of K o M), no envelope sampled
+            if src.name == "exact" and callable(make):
+                pair = make()
+                p, q = np.asarray(pair.p), np.asarray(pair.q)
+                if not np.any((p > 0) != (q > 0)):  # (a one-sided outcome, from rounding at the ends of the
+                    return pair  # ROC chain, would cost the composition its pure level: the envelope keeps it)
+
         def envelope(e: float) -> float:  # delta(inf) <= delta(700): sound for the limit
             return item.delta_at(min(e, 700.0))
 

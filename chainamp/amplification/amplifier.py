@@ -80,7 +80,7 @@ def _pairs_lower(witnesses, order: float) -> float:
     the term is or may be active (exactly 0 elsewhere), and the sum adds ``(m - 1) u``; so the exact value is
     at least ``val (1 - (m + 8) u) - 16 u sum(p) - m 2**-1074``, pushed one float down. 0 at ``order = inf``
     (only used to refute a step, where 0 decides nothing)."""
-    if not witnesses or not math.isfinite(order):
+    if not witnesses or not math.isfinite(order) or order > 1400.0:  # (e^order beyond the floats: decides nothing)
         return 0.0
     best = 0.0
     for p, q, _ in witnesses:
@@ -298,6 +298,8 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
 
         exact_src = CurveSource("exact", lambda e: Bound(e, exact_delta(e), "exact"),
                                  upper=exact_bracket, epsilon_for=exact_bracket)
+        if not adj_p.ma:  # a dominating pair of the exact source's curve, for compose (no envelope sampled)
+            exact_src.dominating_pair = lambda: exact_prof.dominating_pair().widened(adj_p.r)
         sources.append(exact_src)
         exact_bound = exact_src.bound_at_delta(target)
 

@@ -72,7 +72,11 @@ def _test_set(K: MarkovOperator, i: int, j: int, eps: float) -> tuple:
         mask = (p > 0) & (q == 0)
     else:
         mask = p > scaled_by_exp(q, eps)
-    return tuple(K.outputs[y] for y in np.flatnonzero(mask))
+    idx = np.flatnonzero(mask)
+    outs = K.outputs
+    if isinstance(outs, range) and outs.start == 0 and outs.step == 1:  # integer labels: no per-label lookups
+        return tuple(idx.tolist())
+    return tuple(outs[y] for y in idx)
 
 
 def _flag(value: Any, name: str) -> bool:

@@ -81,14 +81,106 @@ def _combine(a: float, b: float) -> float:
     return math.nextafter(((1.0 + a) * (1.0 + b) - 1.0) * (1.0 + 4 * _U), math.inf)
 
 
+#: The 2-row operators of the orbits of the last few operators (building them is most of a query's cost).
+_ORBIT_CACHE: dict = {}
+_ORBIT_CACHE_SIZE = 4  # (an orbit stack of a large product can take tens of MB)
+#: Orbits whose approximate value is within this relative distance of the largest are evaluated exactly.
+_CANDIDATE_RTOL = 1e-6
+
+
 def _orbits(K: StructuredOperator, normalised: bool) -> list[_Orbit]:
+    key = (id(K), bool(normalised))
+    hit = _ORBIT_CACHE.get(key)
+    if hit is not None and hit[0] is K:
+        return hit[1]
     r = operator_error(K).rel if normalised else 0.0
     out = []
     for orb in K.pair_orbits():
         m = orb.p.size
-        op = MarkovOperator._trusted(np.vstack([orb.p, orb.q]), (0, 1), tuple(range(m)))
+        op = MarkovOperator._trusted(np.vstack([orb.p, orb.q]), (0, 1), range(m))
         out.append(_Orbit(orb, op, _combine(orb.rel_error, r)))
+    if len(_ORBIT_CACHE) >= _ORBIT_CACHE_SIZE:
+        _ORBIT_CACHE.pop(next(iter(_ORBIT_CACHE)))
+    _ORBIT_CACHE[key] = (K, out)
     return out
+
+
+def _sorted_sums(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Losses ``log(P/Q)`` in decreasing order with the cumulative masses of P and Q (approximate)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.log(P) - np.log(Q)
+    keep = P > 0
+    loss, p, q = loss[keep], P[keep], Q[keep]
+    order = np.argsort(-loss, kind="stable")
+    return -loss[order], np.cumsum(p[order]), np.cumsum(q[order])
+
+
+def _approx_values(orbits: list[_Orbit], eps: float) -> np.ndarray:
+    """Each orbit's widened ``max(D(p || q), D(q || p))`` at eps, in plain floating point (only used to pick
+    the orbits worth an exact evaluation: within ``_CANDIDATE_RTOL`` of the largest)."""
+    key = id(orbits)
+    hit = _SUMS_CACHE.get(key)
+    if hit is None or hit[0] is not orbits:
+        rows = [s for o in orbits for s in (_sorted_sums(o.orbit.p, o.orbit.q), _sorted_sums(o.orbit.q, o.orbit.p))]
+        width = max(r[0].size for r in rows) + 1
+        NL = np.full((len(rows), width), np.inf)  # -loss ascending, padded (never counted)
+        CP, CQ = np.zeros((len(rows), width)), np.zeros((len(rows), width))
+        for k, (nl, cp, cq) in enumerate(rows):
+            NL[k, :nl.size], CP[k, 1:cp.size + 1], CQ[k, 1:cq.size + 1] = nl, cp, cq
+        rel = np.repeat([o.rel for o in orbits], 2)
+        if len(_SUMS_CACHE) >= _ORBIT_CACHE_SIZE:
+            _SUMS_CACHE.pop(next(iter(_SUMS_CACHE)))
+        _SUMS_CACHE[key] = hit = (orbits, (NL, CP, CQ, rel))
+    NL, CP, CQ, rel = hit[1]
+    orders = np.array([_raw_order(eps, float(r)) for r in rel[::2]]).repeat(2)
+    j = (NL < -orders[:, None]).sum(axis=1)  # losses > order
+    rows = np.arange(NL.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = np.exp(np.minimum(orders, 700.0))
+        c = np.where(np.isfinite(orders), c, np.inf)
+        cq = CQ[rows, j]
+        sub = np.where(cq > 0, c * cq, 0.0)
+        val = CP[rows, j] - sub
+        # the difference of two rounded sums may cancel: its error is at most (width + 8) u (cp + c cq), plus
+        # the cost of a loss within rounding of the order being counted on the wrong side
+        err = (NL.shape[1] + 8) * 4 * _U * (CP[rows, j] + np.where(np.isfinite(sub), sub, 0.0)) + 1e-300
+    val = np.maximum(val, 0.0) * (1.0 + rel) + (1.0 - np.minimum(c, 1.0)) * (1.0 + rel)
+    lo_, hi_ = (val - err * (1.0 + rel)).reshape(-1, 2).max(axis=1), (val + err * (1.0 + rel)).reshape(-1, 2).max(axis=1)
+    return np.stack([lo_, hi_])
+
+
+_SUMS_CACHE: dict = {}
+_RATIO_CACHE: dict = {}
+
+
+def _extreme_ratios(orbits: list[_Orbit]) -> tuple[np.ndarray, np.ndarray]:
+    """Per orbit, in plain floating point: the smallest ratio ``min(p/q, q/p)`` over its blocks (0 where one
+    side is 0) and the largest ``|log(p/q)|`` (inf there); only used to pick candidate orbits."""
+    hit = _RATIO_CACHE.get(id(orbits))
+    if hit is None or hit[0] is not orbits:
+        lo, hi = np.empty(len(orbits)), np.empty(len(orbits))
+        for k, o in enumerate(orbits):
+            p, q = o.orbit.p, o.orbit.q
+            both = (p > 0) | (q > 0)
+            p, q = p[both], q[both]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.minimum(p / q, q / p)
+                lr = np.abs(np.log(p) - np.log(q))
+            lo[k] = float(np.nan_to_num(ratio, nan=0.0).min()) if p.size else 1.0
+            hi[k] = float(np.nan_to_num(lr, nan=np.inf).max()) if p.size else 0.0
+        if len(_RATIO_CACHE) >= _ORBIT_CACHE_SIZE:
+            _RATIO_CACHE.pop(next(iter(_RATIO_CACHE)))
+        _RATIO_CACHE[id(orbits)] = hit = (orbits, (lo, hi))
+    return hit[1]
+
+
+def _candidates(values: np.ndarray) -> np.ndarray:
+    """The orbits whose value may be the largest: ``values`` holds lower and upper ends of each orbit's
+    approximate value (rows); an orbit is dropped only when its upper end is below the largest lower end by
+    more than ``_CANDIDATE_RTOL`` relative."""
+    lo, hi = values
+    top = float(lo.max())
+    return np.flatnonzero(hi >= top * (1.0 - _CANDIDATE_RTOL) - 1e-280)
 
 
 def _pair_labels(K: StructuredOperator, orb: PairOrbit, forward: bool) -> tuple:
@@ -107,7 +199,10 @@ def _test_set(K: StructuredOperator, orb: PairOrbit, blocks: Sequence[int]) -> S
 def structured_dobrushin(K: StructuredOperator, eps: float, normalised: bool, source: str) -> DobrushinResult:
     """:func:`chainamp.dobrushin` of a structured operator (method "exact"): the largest orbit value."""
     best = None
-    for o in _orbits(K, normalised):
+    orbits = _orbits(K, normalised)
+    if len(orbits) > 2:  # exact values only for the orbits that can attain the maximum
+        orbits = [orbits[int(k)] for k in _candidates(_approx_values(orbits, eps))]
+    for o in orbits:
         order = _raw_order(eps, o.rel)
         res = dobrushin(o.op, order)
         g = _widen(res.gamma, eps, o.rel)
@@ -127,7 +222,13 @@ def structured_curve(K: StructuredOperator, eps: np.ndarray, normalised: bool) -
     """:func:`chainamp.dobrushin_curve` of a structured operator at sorted distinct ``eps`` (not yet made
     monotone): the largest widened orbit value at each eps."""
     out = np.zeros(eps.size)
-    for o in _orbits(K, normalised):
+    orbits = _orbits(K, normalised)
+    if len(orbits) > 2:
+        keep = set()
+        for e in eps:
+            keep.update(int(k) for k in _candidates(_approx_values(orbits, float(e))))
+        orbits = [orbits[k] for k in sorted(keep)]
+    for o in orbits:
         orders = np.array([_raw_order(float(e), o.rel) for e in eps])
         uniq, back = np.unique(orders, return_inverse=True)
         raw = dobrushin_curve(o.op, uniq)[back]
@@ -173,7 +274,13 @@ def structured_ultra_mixing(K: StructuredOperator, normalised: bool) -> UltraMix
     """:func:`chainamp.ultra_mixing` of a structured operator: the smallest block ratio over the orbits."""
     r = operator_error(K).rel if normalised else 0.0
     best = None
-    for o in _orbits(K, False):
+    orbits = _orbits(K, False)
+    if len(orbits) > 2:  # exact values only for the orbits whose smallest ratio can be the smallest
+        lo, _ = _extreme_ratios(orbits)
+        err = np.array([o.orbit.ratio_error for o in orbits])
+        top = float(np.min(lo * (1.0 + 2.0 * err)))
+        orbits = [orbits[int(k)] for k in np.flatnonzero(lo * (1.0 - 2.0 * err) <= top * (1.0 + _CANDIDATE_RTOL))]
+    for o in orbits:
         res = ultra_mixing(o.op)
         # the orbit's ratios are within [1 - e, 1 + e]; normalising moves a ratio by [(1 - r)/(1 + r), (1 + r)/(1 - r)]
         g = _ratio_widen(_ratio_widen(res.gamma, o.orbit.ratio_error), r)
@@ -214,7 +321,13 @@ def structured_ldp_guarantee(K: StructuredOperator, normalised: bool) -> LDPGuar
 
     r = operator_error(K).rel if normalised else 0.0
     eps = 0.0
-    for o in _orbits(K, False):
+    orbits = _orbits(K, False)
+    if len(orbits) > 2:  # exact levels only for the orbits whose largest log-ratio can be the largest
+        _, hi = _extreme_ratios(orbits)
+        wide = np.array([_shift(_combine(o.orbit.ratio_error, 0.0)) for o in orbits])
+        top = float(np.max(hi - wide))
+        orbits = [orbits[int(k)] for k in np.flatnonzero(hi + wide >= top - _CANDIDATE_RTOL * (1.0 + abs(top)))]
+    for o in orbits:
         e = ldp_guarantee(o.op).epsilon
         wide = _combine(o.orbit.ratio_error, 0.0)
         if wide and 0.0 < e < math.inf:

@@ -203,6 +203,18 @@ class KroneckerOperator(KroneckerQueries, StructuredOperator):
         return {AllTuples: "all", OneHot: "one-hot", FixedWeight: "fixed-weight", Explicit: "explicit"}[
             type(self._family)]
 
+    def input_coordinates(self, i: int) -> np.ndarray:
+        """The factor-input indices, coordinate by coordinate, of input ``i`` (never enumerates the inputs).
+
+        >>> F = MarkovOperator([[0.75, 0.25], [0.25, 0.75]])
+        >>> KroneckerOperator.fixed_weight(F, 5, 2).input_coordinates(0).tolist()
+        [1, 1, 0, 0, 0]
+        """
+        n = self._shape[0]
+        if not 0 <= int(i) < n:
+            raise IndexError(f"input index {i} out of range for {n} inputs")
+        return np.asarray(self._family.coords(int(i)), dtype=np.int64)
+
     def _coord_factor(self) -> np.ndarray:
         return self._family.factor_ids()
 

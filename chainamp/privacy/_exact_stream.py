@@ -303,6 +303,12 @@ def _roc_kernel(task: tuple) -> tuple:
     b = np.concatenate([(pre_u / tot_u).ravel(), (suf_v / tot_v).ravel()]) * (1.0 + rel)
     s = np.maximum(np.nextafter(s, -np.inf), 0.0)
     b = np.minimum(np.where(b > 0, np.nextafter(b, np.inf), 0.0), 1.0)
+    # the set of all outcomes is (1, 1) exactly for the normalised rows: kept unrounded, so that no outcome of
+    # the pair gets one-sided mass (an infinite loss in the reverse order) from the rounding alone
+    full = np.zeros((2, pre_u.shape[0], m + 1), dtype=bool)
+    full[0, :, m] = full[1, :, 0] = True
+    full = full.ravel()
+    s[full] = b[full] = 1.0
     return _upper_hull(s, b)
 
 

@@ -262,6 +262,53 @@ class DominatingPair:
         return cls(p, q, name=name, exact=exact)
 
     # ------------------------------------------------------------- operations
+    def widened(self, rel: float) -> DominatingPair:
+        """A pair that dominates every pair ``(p*, q*)`` of distributions with ``p* = p (1 +- rel)`` and
+        ``q* = q (1 +- rel)`` entrywise, whenever this pair dominates ``(p, q)``-like mechanisms through its ROC
+        points. For any set S, ``P*(S) <= min((1 + rel) P(S), (1 - rel) P(S) + rel)`` (the second from the
+        complement, ``P*(S^c) >= (1 - rel) P(S^c)``) and ``Q*(S) >= max((1 - rel) Q(S), (1 + rel) Q(S) - rel)``:
+        each ROC point ``(Q(S), P(S))`` moves to ``(s', b')`` by these maps, which are affine on each side of
+        1/2; the chain's segments are split where P or Q crosses 1/2 (the inserted points rounded toward
+        smaller s and larger b), so the widened vertices' hull covers the image of every point below the chain.
+        ``(1, 1)`` stays fixed: no infinite loss appears in either direction. Rounded outward (``(n + 8) u``
+        relative); ``rel = 0`` returns the pair itself.
+
+        >>> pair = DominatingPair([0.75, 0.25], [0.25, 0.75])
+        >>> wide = pair.widened(1e-6)
+        >>> bool(wide.delta(0.5) >= pair.delta(0.5) * (1 + 1e-6)), bool(wide.delta(math.inf) == 0.0)
+        (True, True)
+        """
+        if not rel:
+            return self
+        r = float(rel)
+        if not 0.0 < r < 0.5:
+            raise InvalidParameterError(f"rel must be in [0, 0.5) (got {rel!r})")
+        p, q = np.asarray(self.p, dtype=float), np.asarray(self.q, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(q > 0, p / q, np.inf)
+        order = np.argsort(-ratio, kind="stable")
+        g = (p.size + 8) * UNIT_ROUNDOFF
+        P = np.concatenate([[0.0], np.cumsum(p[order])])
+        Q = np.concatenate([[0.0], np.cumsum(q[order])])
+        P_up, Q_dn = P * (1.0 + g), Q * (1.0 - g)  # the chain's vertices, rounded outward
+        ss, bb = [Q_dn[:1]], [P_up[:1]]
+        for k in range(1, P.size):
+            for lo_, hi_, x0, x1 in ((P[k - 1], P[k], "P", None), (Q[k - 1], Q[k], "Q", None)):
+                if lo_ < 0.5 < hi_:  # split the segment at the kink (interpolated, rounded outward)
+                    t = (0.5 - lo_) / (hi_ - lo_)
+                    ss.append(np.array([(Q[k - 1] + t * (Q[k] - Q[k - 1])) * (1.0 - 4 * g)]))
+                    bb.append(np.array([(P[k - 1] + t * (P[k] - P[k - 1])) * (1.0 + 4 * g)]))
+            ss.append(Q_dn[k:k + 1])
+            bb.append(P_up[k:k + 1])
+        S_, B_ = np.concatenate(ss), np.concatenate(bb)
+        s_w = np.maximum(S_ * (1.0 - r), S_ * (1.0 + r) - r) * (1.0 - 4 * UNIT_ROUNDOFF)
+        b_w = np.minimum(B_ * (1.0 + r), B_ * (1.0 - r) + r) * (1.0 + 4 * UNIT_ROUNDOFF)
+        s_w = np.clip(np.nextafter(s_w, -np.inf), 0.0, 1.0)
+        b_w = np.clip(np.nextafter(b_w, np.inf), 0.0, 1.0)
+        s_w[0] = b_w[0] = 0.0  # the empty set and the set of all outcomes: (0, 0) and (1, 1), exactly
+        s_w[-1] = b_w[-1] = 1.0
+        return DominatingPair.from_roc(s_w, b_w, name=self.name, exact=False)
+
     def compose(self, *others: DominatingPair) -> DominatingPair:
         """The product pair ``(p x p', q x q')`` (outer products): it dominates the composition of
         the mechanisms the factors dominate (Zhu, Dong and Wang 2022, Theorem 10). Outcomes grow as

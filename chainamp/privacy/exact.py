@@ -26,6 +26,10 @@ from .profiles import PrivacyProfile
 
 __all__ = ["ExactProfile", "privacy_profile"]
 
+#: Queries of at most this many eps on more than ``_FEW_CLASSES`` stored classes are pruned class by class.
+_FEW_EPS = 4
+_FEW_CLASSES = 16
+
 
 class ExactProfile(PrivacyProfile):
     """Exact privacy profile of a finite mechanism (a row-stochastic matrix; ``exact=True``).
@@ -108,6 +112,9 @@ class ExactProfile(PrivacyProfile):
             return self._first_pass(eps)
         if "classes" in self._state:  # few classes of identical pairs: their representatives only
             reps, data = self._state["classes"]
+            if eps.size <= _FEW_EPS and reps.size > _FEW_CLASSES and self._grid.size >= 2 \
+                    and 8.0 * reps.size * self._grid.size <= st.CLASS_BYTES:
+                return self._classes_pruned(eps, reps, data)
             vu, vv = st._values(data, eps, self._llr_err, self._m)
             ru, rv = np.argmax(vu, axis=0), np.argmax(vv, axis=0)
             cols = np.arange(eps.size)
@@ -116,6 +123,44 @@ class ExactProfile(PrivacyProfile):
         chunk = max(1, (1 << 22) // max(U, 1))
         parts = [self._pruned(eps[k:k + chunk]) for k in range(0, eps.size, chunk)]
         return tuple(np.concatenate([p[c] for p in parts]) for c in range(4))
+
+    def _classes_pruned(self, eps: np.ndarray, reps: np.ndarray, data: tuple) -> tuple[np.ndarray, ...]:
+        """:meth:`_query` on the stored class data for a few eps: per class, the computed values on the pruning
+        grid (kept) bound every later value by their chord (:func:`~._exact_stream.chord_upper`, no pure level
+        used), and the largest grid value at the next grid point, less the margin, bounds the largest value from
+        below; only the classes whose bound reaches it are evaluated. A class left out has every value below one
+        computed, so the maxima and their first attaining pairs are those of the full evaluation (values per
+        class are computed row by row, whatever the subset).
+        """
+        summ = self._state.get("class_grid")
+        if summ is None:
+            gu, gv = st._values(data, self._grid, self._llr_err, self._m)
+            summ = np.maximum(gu, gv)
+            summ.setflags(write=False)
+            self._state["class_grid"] = summ
+        no_pure = np.full(reps.size, math.inf)
+        step = float(self._grid[1] - self._grid[0])
+        out = [np.empty(eps.size), np.zeros(eps.size, dtype=np.int64), np.empty(eps.size),
+               np.zeros(eps.size, dtype=np.int64)]
+        for k, e in enumerate(eps):
+            ev = np.array([e])
+            if math.isinf(e):
+                cand = np.arange(reps.size)
+            else:
+                margin = st.value_margin(float(e), self._llr_err, self._m, step)
+                ub = st.chord_upper(self._grid, summ, no_pure, float(e), margin)
+                # a lower bound of the largest computed value at e without computing one: the exact maximum is
+                # non-increasing, so at e it is at least the exact maximum at the next grid point, itself at
+                # least the computed one there minus the margin; every computed value is at least the exact one
+                nxt = int(np.searchsorted(self._grid, e, side="left"))
+                lb = float(summ[:, nxt].max()) - 2.0 * margin if nxt < self._grid.size else 0.0
+                cand = np.flatnonzero(ub >= lb) if lb > 0 else np.flatnonzero(ub > 0)
+                if cand.size == 0:
+                    cand = np.array([int(np.argmax(ub))])
+            vu, vv = st._values(tuple(x[cand] for x in data), ev, self._llr_err, self._m)
+            ru, rv = int(np.argmax(vu[:, 0])), int(np.argmax(vv[:, 0]))
+            out[0][k], out[1][k], out[2][k], out[3][k] = vu[ru, 0], reps[cand[ru]], vv[rv, 0], reps[cand[rv]]
+        return tuple(out)
 
     def _first_pass(self, eps: np.ndarray) -> tuple[np.ndarray, ...]:
         G = self._grid.size

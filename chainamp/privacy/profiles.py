@@ -219,6 +219,11 @@ class PrivacyProfile:
             if key not in self._memo:
                 self._remember(key, self._pair())
             return self._memo[key]
+        if epsilons is None:  # the curve is immutable: its grid pair is built once
+            key = ("grid pair", n, floor)
+            if key not in self._memo:
+                self._remember(key, _grid_pair(self, None, n, floor))
+            return self._memo[key]
         return _grid_pair(self, epsilons, n, floor)
 
     # ------------------------------------------------------- other accountants (chainamp.accounting)

@@ -51,7 +51,7 @@ class StructuredProfile(PrivacyProfile):
         def evaluate(eps: np.ndarray) -> np.ndarray:
             return widen_hockey(lambda o: np.asarray(inner.delta(o), dtype=float), np.asarray(eps, dtype=float), rel)
 
-        pair = (lambda: inner.dominating_pair()) if rel == 0.0 and inner.exact else None
+        pair = (lambda: inner.dominating_pair().widened(rel)) if inner.exact else None  # (exact pair, widened)
         super().__init__(evaluate, name=name, source="exact: max over neighbouring pairs of the hockey-stick "
                          "divergence, per orbit of pairs of a structured mechanism", exact=True, pure_epsilon=pure,
                          pair=pair)

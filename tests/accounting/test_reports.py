@@ -125,11 +125,19 @@ def test_one_bit_tends_to_eps_inf_from_below():
 # ------------------------------------------------------------------ full Bloom filters
 @pytest.mark.parametrize("m,h", [(2, 1), (3, 1), (3, 2), (4, 2)], ids=lambda v: str(v))
 @pytest.mark.parametrize("T", [2, 3], ids=lambda t: f"T{t}")
-def test_bloom_filters_against_brute_force(m, h, T):
+@pytest.mark.parametrize("route", ["product", "steps"])
+def test_bloom_filters_against_brute_force(m, h, T, route):
+    """Dense RAPPOR operators are exact Kronecker products: amplify_reports certifies them bit by bit (the
+    product route, tests/accounting/test_reports_product.py); the step operators with per-bit counts (the route
+    for a K that is a product after an M that is not) give the same numbers."""
     R = mechanisms.rappor_pipeline(m, h)
-    rep = amplify_reports(R.mechanism, R.instantaneous, T, delta=1e-4)
-    # the per-bit structure was used: outcomes are tuples of per-bit counts ((T+1)^m of them)
-    assert rep.operator.shape == (2**m, (T + 1) ** m)
+    if route == "product":
+        rep = amplify_reports(R.mechanism, R.instantaneous, T, delta=1e-4)
+    else:
+        steps = memoized_steps(R.instantaneous, T)
+        rep = amplify(R.mechanism, list(steps), delta=1e-4)
+        # the per-bit structure was used: outcomes are tuples of per-bit counts ((T+1)^m of them)
+        assert rep.operator.shape == (2**m, (T + 1) ** m)
     P = _brute_force(R.mechanism.matrix, R.instantaneous.matrix, T)
     want = _pure_epsilon(P)
     assert want * (1 - 1e-12) <= rep.epsilon_at(0.0) <= want * (1 + RTOL)
