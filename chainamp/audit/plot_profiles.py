@@ -158,7 +158,7 @@ def plot_report(report, ax=None, epsilons=None, *, display_zero_atol: float = DI
         (line,) = ax.plot(c.epsilons, main, label=label + suffix, drawstyle=how, **style)
         if nb.any():
             faded_any = True
-            faded = {k: v for k, v in style.items() if k != "zorder"}
+            faded = {k: v for k, v in style.items() if k not in ("zorder", "color")}  # color: the line's
             ax.plot(c.epsilons, _drawable(shown, level), drawstyle=how, color=line.get_color(),
                     alpha=_FADED_ALPHA, zorder=line.get_zorder() - 0.05, label=f"_{c.name} no better than M",
                     gid="no-better", **faded)

@@ -317,3 +317,15 @@ def test_wrong_report_type(dp_report, fn, arg, match):
         arg = dp_report
     with pytest.raises(TypeError, match=match):
         fn(arg)
+
+
+def test_report_of_finite_input_then_deterministic_K_draws():
+    """Issue 18.1: a finite M then a deterministic K (the exact curve has a color, and a faded part)."""
+    from chainamp import mechanisms
+
+    report = ca.amplify(mechanisms.randomized_response(4, 2.0), np.eye(4))
+    fig = report.plot()
+    ax = fig.axes[0]
+    exact = _line(ax, "exact")
+    faded = [ln for ln in ax.get_lines() if ln.get_gid() == "no-better"]
+    assert faded and all(ln.get_color() == exact.get_color() for ln in faded if ln.get_label() == "_exact no better than M")
