@@ -239,8 +239,11 @@ class StructuredOperator(MarkovOperator):
         labels = tuple(inputs)
         if not labels:
             raise InvalidOperatorError("restrict needs at least one input label")
-        idx = np.fromiter((self.input_index(lab) for lab in labels), dtype=np.int64, count=len(labels))
-        if np.unique(idx).size != idx.size:
+        # positions of a product space of 2^64 inputs and more (RAPPOR's m = 128 bits) exceed int64: Python ints
+        wide = self._shape[0] > np.iinfo(np.int64).max
+        idx = np.fromiter((self.input_index(lab) for lab in labels), dtype=object if wide else np.int64,
+                          count=len(labels))
+        if len(set(idx.tolist())) != idx.size:
             raise InvalidOperatorError("restrict got a repeated input label")
         out = self._restrict(idx, labels)
         if out is NotImplemented:

@@ -110,3 +110,17 @@ def test_dense_behaviour_unchanged_for_small_filters():
 def test_validation(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         mechanisms.rappor_pipeline(**kwargs)
+
+
+@pytest.mark.parametrize("m", [63, 64, 128], ids=["m63", "m64", "m128"])
+def test_custom_bloom_filters_past_int64(m):
+    """Issue 18.4: custom filter lists at m >= 64 (2^m inputs, past int64) give the m = 8 profile: the extra
+    coordinates are 0 in every filter, so they add nothing to any pair's divergence."""
+    ones = [(0, 5), (3, 7), (6,)]
+    big = mechanisms.rappor_pipeline(m, 2, bloom_filters=[tuple(int(i in s) for i in range(m)) for s in ones])
+    small = mechanisms.rappor_pipeline(8, 2, bloom_filters=[tuple(int(i in s) for i in range(8)) for s in ones])
+    assert big.mechanism.shape[0] == 3 and big.mechanism.inputs == tuple(
+        tuple(int(i in s) for i in range(m)) for s in ones)
+    got, ref = privacy_profile(big.one_report), privacy_profile(small.one_report)
+    for eps in (0.0, 0.5, 1.0):
+        assert got.delta(eps) == pytest.approx(ref.delta(eps), rel=1e-9, abs=1e-15)
