@@ -148,7 +148,7 @@ def test_every_presentation_starts_with_the_headline(request, name, says):
 def test_headline_of_a_list_of_points_claims_the_worst_case():
     """A list of points now has its exact profile (the intersection of the points' regions, realised by a
     finite dominating pair), so the tight bound along it is attained and the headline may say so."""
-    r = ca.amplify([(1.0, 1e-3), (2.0, 0.0)], K5)
+    r = ca.amplify([ca.DP(1.0, 1e-3), ca.DP(2.0, 0.0)], K5)
     assert r.mechanism.profile.exact
     assert "no black-box analysis can certify less" in r.headline and "is at most this" not in r.headline
 
