@@ -350,6 +350,14 @@ class StructuredOperator(MarkovOperator):
         """Index in :meth:`pair_orbits` of the orbit of the ordered input pair ``(i, j)``, ``i != j``."""
         raise NotImplementedError
 
+    def pair_orbit(self, i: int, j: int) -> tuple[Hashable, PairOrbit]:
+        """``(key, orbit)``: an orbit whose divergences are exactly those of the ordered pair ``(i, j)`` and a key
+        naming it (equal keys, equal orbits). Default: the listed orbit :meth:`orbit_of` names; a subclass whose
+        :meth:`orbit_of` may name a larger orbit (a product with only its maximal pair types listed) builds the
+        pair's own."""
+        t = self.orbit_of(i, j)
+        return t, self.pair_orbits()[t]
+
     def row_sum_bounds(self) -> tuple[float, float]:  # pragma: no cover - abstract
         """``(low, high)`` with ``low <= sum_y K(x, y) <= high`` exactly for every stored row x."""
         raise NotImplementedError
