@@ -36,6 +36,10 @@ GRID_POINTS = 81
 
 NO_BETTER = "no better than M here"
 ABSENT = "does not apply (see below)"
+ABOVE_TARGET = "delta' above the target"
+ABOVE_TARGET_KEY = ("delta' above the target: the source certifies no delta' at or below the target at any "
+                    "epsilon'; its row is the (epsilon', delta') pair it does certify, shown for comparison and "
+                    "not used for the best bound at the target.")
 VS_EXACT_KEY = ("vs exact: the source's epsilon' minus the exact epsilon' of the finite pipeline M K at the "
                 "same delta' (0 = the bound is tight for this pipeline; \u2248 0 = within the search and "
                 "rounding resolution).")

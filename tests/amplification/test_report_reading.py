@@ -171,3 +171,17 @@ def test_nothing_certified_says_so():
     r = ca.amplify(ca.DP(1.0, 0.5), ca.MarkovOperator([[1.0, 0.0], [0.0, 1.0]]), delta=1e-9)
     assert not math.isfinite(r.best.epsilon)
     assert r.headline.startswith("Nothing is certified at delta' <= 1e-09")
+
+
+def test_a_row_above_the_target_delta_is_marked():
+    """Issue 18 (reports): theorem1.doeblin certifies (0.9685, 0.1646) at target delta' = 0: not a bound at the
+    target, and its row now says so (with the key below the table)."""
+    r = ca.amplify(ca.DP(2.0), K5)
+    text = str(r)
+    row = next(line for line in text.splitlines() if line.startswith("theorem1.doeblin"))
+    assert row.rstrip().endswith("delta' above the target")
+    assert "delta' above the target: the source certifies no delta' at or below the target" in text
+    for line in text.splitlines():
+        if line.startswith(("tight", "ldp", "theorem1.ultra_mixing")):
+            assert "above the target" not in line
+    assert "delta&#x27; above the target" in r._repr_html_() or "delta' above the target" in r._repr_html_()
