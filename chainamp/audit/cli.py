@@ -143,7 +143,7 @@ def _demo(args: argparse.Namespace) -> int:
     import chainamp as ca
     from chainamp import mechanisms
 
-    from .._numerics import text_table
+    from .._numerics import DISPLAY_ZERO_ATOL, text_table
 
     ops = {
         "5-ary randomized response, eps=1": mechanisms.randomized_response(5, 1.0),
@@ -152,12 +152,19 @@ def _demo(args: argparse.Namespace) -> int:
             nx.karate_club_graph(), laziness=0.5) ** 3,
         "RAPPOR instantaneous bit (p=0.5, q=0.75)": mechanisms.rappor_instantaneous(0.5, 0.75),
     }
+    def shown(value: float):  # a certified upper bound at rounding level reads as zero (the number is unchanged)
+        return "\u2248 0" if 0.0 < value <= DISPLAY_ZERO_ATOL else value
+
     rows = []
     for name, K in ops.items():
-        rows.append([name, f"{K.shape[0]}x{K.shape[1]}", ca.dobrushin(K).gamma, ca.dobrushin(K, epsilon=1.0).gamma,
-                     ca.doeblin(K).gamma, ca.ultra_mixing(K).gamma, ca.ldp_guarantee(K).epsilon])
+        rows.append([name, f"{K.shape[0]}x{K.shape[1]}"] + [shown(v) for v in (
+            ca.dobrushin(K).gamma, ca.dobrushin(K, epsilon=1.0).gamma, ca.doeblin(K).gamma, ca.ultra_mixing(K).gamma,
+            ca.ldp_guarantee(K).epsilon)])
     header = ["operator K", "shape", "Dobrushin", "(gamma, 1)-Dobrushin", "Doeblin", "ultra-mixing", "LDP eps"]
     print(text_table(header, rows, title="Mixing coefficients (Definition 1 of Balle et al. 2019)"))
+    if any("\u2248 0" in map(str, r) for r in rows):
+        print(f"\u2248 0: a certified upper bound at rounding level (at most {DISPLAY_ZERO_ATOL:g}; the exact value "
+              "lies between 0 and it)")
     print()
     K = mechanisms.randomized_response(5, 1.0)
     print(ca.amplify(ca.DP(2.0), K))

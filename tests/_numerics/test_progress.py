@@ -200,3 +200,15 @@ def test_lines_mode_nested_bars_have_no_cursor_escapes(fast):
     lines = text.splitlines()
     assert any(line.startswith("pairs: 3/3") for line in lines) and lines[-1].startswith("stages: 2/2")
     assert all(line.startswith(("pairs: ", "stages: ")) for line in lines)
+
+
+def test_tables_align_numbers_right_and_text_left():
+    """Issue 18 (reports): text columns were right-aligned in the HTML reports."""
+    from chainamp._numerics import html_table, text_table
+
+    rows = [["tight", 0.5, "\u2248 0", "no better than M here"], ["ldp", 1.25, "-", ""]]
+    html = html_table(["source", "eps", "delta", "note"], rows)
+    assert '<td>tight</td><td class="num">0.5</td><td class="num">\u2248 0</td><td>no better than M here</td>' in html
+    assert '<th>source</th><th class="num">eps</th>' in html
+    lines = text_table(["source", "eps", "delta", "note"], rows).splitlines()
+    assert lines[2].startswith("tight    0.5    \u2248 0  no better") and lines[3] == "ldp     1.25      -"

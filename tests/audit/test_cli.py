@@ -422,3 +422,12 @@ def test_report_drawing_failure_is_not_invalid_input(tmp_path, capsys, monkeypat
     assert "certified bounds" in out  # the results are printed before the report is drawn
     assert_one_line_error(err, f"--report: {out_file}: the report could not be drawn (TypeError: Axes.plot()",
                           "bug in chainamp's report writer")
+
+
+def test_demo_prints_rounding_residues_as_zero(capsys):
+    """Issue 18: the (gamma, 1)-Dobrushin of 5-ary RR at eps = 1 (exactly 0, certified 3.6e-16) read as data."""
+    code, out, _ = run(capsys, ["demo"])
+    assert code == EXIT_OK
+    row = next(line for line in out.splitlines() if line.startswith("5-ary randomized response, eps=1"))
+    assert "e-16" not in row and "\u2248 0" in row
+    assert "\u2248 0: a certified upper bound at rounding level (at most 1e-12" in out
