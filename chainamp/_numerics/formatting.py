@@ -57,10 +57,11 @@ def jsonable_number(x):
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:
-    """An aligned text table (numbers right-aligned)."""
+    """An aligned text table: columns of numbers (formatted ones, "-" and "\u2248 0" included) right-aligned,
+    text columns left-aligned."""
     cells = [[fmt_number(c) for c in row] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(header)]
-    numeric = [all(isinstance(r[i], (int, float)) or r[i] is None for r in rows) for i in range(len(header))]
+    numeric = [all(_looks_numeric(r[i]) for r in rows) for i in range(len(header))]
 
     def line(vals):
         return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric)).rstrip()
@@ -71,10 +72,37 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence], title: str | Non
     return "\n".join(out)
 
 
+def _looks_numeric(value) -> bool:
+    """A number, a missing value, or a formatted number ("0.5", "inf", "-", "\u2248 0") in a table cell."""
+    if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
+        return True
+    if type(value).__module__ == "numpy" and isinstance(value, (int, float)) or hasattr(value, "dtype"):
+        return True
+    text = str(value).strip()
+    if text in ("", "-", "\u2248 0"):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def html_table(header: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> str:
-    """The same table as HTML (escaped)."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    """The same table as HTML (escaped); columns of numbers carry ``class="num"`` (right-aligned by the
+    reports' style sheet), text columns are left as text (left-aligned).
+
+    >>> html_table(["source", "eps"], [["tight", 0.5]])
+    '<table><thead><tr><th>source</th><th class="num">eps</th></tr></thead><tbody><tr><td>tight</td><td class="num">0.5</td></tr></tbody></table>'
+    """
+    numeric = [bool(rows) and all(_looks_numeric(r[i]) for r in rows) for i in range(len(header))]
+
+    def cls(i: int) -> str:
+        return ' class="num"' if numeric[i] else ""
+
+    head = "".join(f"<th{cls(i)}>{html.escape(h)}</th>" for i, h in enumerate(header))
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(fmt_number(c))}</td>" for c in row) + "</tr>" for row in rows)
+        "<tr>" + "".join(f"<td{cls(i)}>{html.escape(fmt_number(c))}</td>" for i, c in enumerate(row)) + "</tr>"
+        for row in rows)
     cap = f"<caption>{html.escape(title)}</caption>" if title else ""
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

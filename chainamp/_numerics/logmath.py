@@ -135,18 +135,36 @@ def round_up_array(values: np.ndarray, n_ops: int = 1, *, scale: np.ndarray | fl
     return out
 
 
+#: Above this eps, ``e^eps * q`` exceeds the largest double for every positive double q
+#: (``2**-1074 * e^1456 = e^711.56 > 1.8e308 ~ e^709.78``): :func:`scaled_by_exp` returns inf there.
+EXP_SATURATES = 1456.0
+
+
 def scaled_by_exp(q: np.ndarray, eps: float) -> np.ndarray:
-    """``e^eps * q`` elementwise with relative error at most 6 units of roundoff.
+    """``e^eps * q`` elementwise with relative error at most 6 units of roundoff (12 above eps = 1400).
 
     ``e^eps`` itself overflows beyond eps ~ 709; there we multiply by ``e^(eps/2)``
-    twice. Entries that overflow become ``inf`` (right: they exceed any probability).
-    ``eps = inf`` maps 0 to 0 and anything positive to ``inf``.
+    twice (``eps/2`` is exact), and above eps = 1400, where ``e^(eps/2)`` overflows too, by
+    ``e^(eps/4)`` four times (``eps/4`` exact; four roundings of ``exp`` and four products, each
+    at most 2u and u, give the 12u). Above :data:`EXP_SATURATES` every positive q gives more than
+    the largest double (the smallest one, ``2**-1074 ~ e^-744.44``, times ``e^1456``), so the
+    result is ``inf`` exactly where ``q > 0``. Entries that overflow become ``inf`` (right: they
+    exceed any probability). ``eps = inf`` maps 0 to 0 and anything positive to ``inf``.
+    The callers' 6u margins stay valid above 1400: they compare ``e^eps q`` with probabilities
+    ``p <= 1``, and there every positive q gives ``e^eps q >= e^(1400 - 744.44) >> 1``, so no
+    rounding of that size decides the sign of ``p - e^eps q``.
+
+    >>> scaled_by_exp(np.array([0.0, 1e-320, 0.5]), 1e4).tolist()
+    [0.0, inf, inf]
     """
     q = np.asarray(q, dtype=float)
-    if math.isinf(eps):
+    if math.isinf(eps) or eps > EXP_SATURATES:
         return np.where(q > 0, math.inf, 0.0)
     with np.errstate(over="ignore"):
         if eps <= 700.0:
             return q * math.exp(eps)
-        half = math.exp(0.5 * eps)
-        return (q * half) * half
+        if eps <= 1400.0:
+            half = math.exp(0.5 * eps)
+            return (q * half) * half
+        quarter = math.exp(0.25 * eps)
+        return (((q * quarter) * quarter) * quarter) * quarter

@@ -1,4 +1,4 @@
-"""A status line on stderr for the command line: shown only on a terminal and only for slow work."""
+"""Progress output: tqdm bars on a terminal or in a notebook, plain periodic lines in logs, nothing when off."""
 
 from __future__ import annotations
 
@@ -90,6 +90,27 @@ PROGRESS_LINE_INTERVAL = 5.0
 
 #: What one plain line says (mode ``"lines"``): no bar drawing, which a log file cannot redraw.
 _LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} {unit} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+#: The same for an unknown total: the count and the time so far (no "4/?", no remaining time).
+_LINE_FORMAT_OPEN = "{desc}: {n_fmt} {unit} [{elapsed}, {rate_fmt}{postfix}]"
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (where tqdm.auto draws a widget and stderr is no terminal)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # pragma: no cover - an IPython without a shell
+        return False
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -148,10 +169,12 @@ def progress_bar(total: int | None, desc: str, *, unit: str = "it", progress: bo
     """A tqdm progress bar for a computation of ``total`` units (pairs, blocks, steps, epsilon values).
 
     ``progress=None`` (the default everywhere) shows the bar only if the computation runs longer than
-    ``PROGRESS_DELAY`` seconds; ``True`` shows it at once; ``False`` turns it off. In a notebook the bar
-    is a widget (``tqdm.auto``). Inside :func:`progress_mode` ``"lines"`` (the CLI when stderr is not a
-    terminal) it prints a plain line every ``PROGRESS_LINE_INTERVAL`` seconds instead, so CI logs show it;
-    in mode ``"off"`` nothing is shown unless ``progress=True``.
+    ``PROGRESS_DELAY`` seconds; ``True`` shows it at once; ``False`` turns it off. On a terminal the bar
+    is tqdm's, in a notebook a widget (``tqdm.auto``); anywhere else (stderr a log file or a pipe: CI, a
+    batch job) and inside :func:`progress_mode` ``"lines"`` (the CLI when stderr is not a terminal) it
+    prints a plain line every ``PROGRESS_LINE_INTERVAL`` seconds instead (no carriage returns or cursor
+    codes; with an unknown ``total`` the count and elapsed time only); in mode ``"off"`` nothing is shown
+    unless ``progress=True``.
 
     Use it as a context manager and call ``update(n)``.
 
@@ -169,9 +192,12 @@ def progress_bar(total: int | None, desc: str, *, unit: str = "it", progress: bo
     out = sys.stderr if stream is None else stream
     kwargs = dict(total=total, desc=desc, unit=unit, delay=0.0 if progress else PROGRESS_DELAY, leave=False,
                   dynamic_ncols=True)
+    if mode == "auto" and not _is_terminal(out) and not (stream is None and _in_notebook()):
+        mode = "lines"  # a log file or a pipe cannot redraw a bar: plain lines, as the command line prints
     if mode == "lines":
+        fmt = _LINE_FORMAT if total is not None else _LINE_FORMAT_OPEN
         return _lines_bar()(file=_PlainLines(out), mininterval=PROGRESS_LINE_INTERVAL,
-                            maxinterval=PROGRESS_LINE_INTERVAL, ascii=True, ncols=100, bar_format=_LINE_FORMAT,
+                            maxinterval=PROGRESS_LINE_INTERVAL, ascii=True, ncols=100, bar_format=fmt,
                             **{**kwargs, "leave": True, "dynamic_ncols": False})
     if stream is not None:
         from tqdm import tqdm

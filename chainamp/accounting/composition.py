@@ -17,7 +17,7 @@ from .._numerics import (PLD_DISCRETIZATION, PLD_TAIL_MASS, UNIT_ROUNDOFF, check
 from ..amplification import AmplificationReport
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator
-from ..privacy import DP, DominatingPair, PrivacyProfile, privacy_profile
+from ..privacy import DP, DominatingPair, PrivacyProfile, dp_points_of, privacy_profile
 from .pld import PLDProfile, grid_extent, pair_to_pld
 
 __all__ = ["compose"]
@@ -64,12 +64,14 @@ def _item_profile(item: Any, index: int) -> PrivacyProfile | DominatingPair:
                                             source="certified envelope of an AmplificationReport")
     if isinstance(item, (MarkovOperator, np.ndarray)) or type(item).__module__.startswith("scipy.sparse"):
         return privacy_profile(item)
+    points = dp_points_of(item, f"items[{index}]")  # a list of DP; refuses 2-number rows (points or a matrix?)
+    if points is not None:  # M satisfies each point, as amplify reads a list of DP
+        return PrivacyProfile.from_points(points)
     if isinstance(item, (list, tuple)) and item and all(isinstance(r, (list, tuple, np.ndarray)) for r in item):
-        if all(len(r) == 2 for r in item):  # (eps, delta) points, as amplify reads them
-            return PrivacyProfile.from_points([tuple(r) for r in item])
-        return privacy_profile(np.asarray(item, dtype=float))
-    raise TypeError(f"items[{index}] must be a PrivacyProfile, an AmplificationReport, a DP point or a finite "
-                    f"mechanism (MarkovOperator or row-stochastic matrix), got {type(item).__name__} {item!r:.60}")
+        return privacy_profile(np.asarray(item, dtype=float))  # rows of another length: only a matrix
+    raise TypeError(f"items[{index}] must be a PrivacyProfile, an AmplificationReport, a DP point, a list of DP "
+                    f"points or a finite mechanism (MarkovOperator or row-stochastic matrix), got "
+                    f"{type(item).__name__} {item!r:.60}")
 
 
 def _no_finite_loss(pair: DominatingPair) -> bool:
@@ -89,7 +91,7 @@ def compose(items: Iterable[Any], counts: Iterable[int] | None = None, *,
 
     Each item is a :class:`~chainamp.privacy.PrivacyProfile`, an
     :class:`~chainamp.amplification.AmplificationReport` (its certified envelope ``delta_at``), a
-    :class:`~chainamp.privacy.DP` point or a finite mechanism (a ``MarkovOperator`` or a row-stochastic
+    :class:`~chainamp.privacy.DP` point, a list of ``DP`` points (M meets each: :meth:`PrivacyProfile.from_points`) or a finite mechanism (a ``MarkovOperator`` or a row-stochastic
     matrix, all inputs neighbours: pass ``privacy_profile(M, neighbors)`` for another relation), or a
     :class:`~chainamp.privacy.DominatingPair` itself.
     ``counts`` defaults to one of each; a count of 0 drops the item.

@@ -277,11 +277,13 @@ def memoized_steps(K: MarkovOperator, reports: int, *, max_outcomes: int = MAX_R
             f"intermediate states; the limit is max_outcomes={max_out}")
     log2_min = sum(-math.log2(float(F[F > 0].min())) for _, _, F in coords)
     if T * log2_min > _MIN_LOG2_PROB:
-        top = int(_MIN_LOG2_PROB // log2_min)
+        # one report is K itself, certified without this product (amplify_reports and the audit take that path)
+        top = max(1, int(_MIN_LOG2_PROB // log2_min))
+        can = "only one report (reports = 1, K itself)" if top == 1 else f"at most {top} memoized reports of this K"
         raise InvalidParameterError(
             f"reports={T}: the least likely report sequence has probability about 2^-{T * log2_min:.0f}, below "
             f"the normal range of doubles (2^-{_MIN_LOG2_PROB:.0f}), where the product's underflow "
-            f"error would swamp the bound; at most {top} memoized reports of this K can be certified")
+            f"error would swamp the bound; {can} can be certified")
     with progress_bar(len(coords) * T, "memoized report steps", unit="step", progress=progress) as bar:
         return _build_steps(K, coords, T, by_coordinate, bar.update)
 

@@ -99,7 +99,7 @@ def amplify(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], *, nei
     Parameters
     ----------
     mechanism :
-        ``DP(eps, delta)`` or an ``(eps, delta)`` tuple; a list of them (M satisfies
+        ``DP(eps, delta)`` or an ``(eps, delta)`` tuple; a list of ``DP`` (M satisfies
         each); a :class:`PrivacyProfile`; or a finite mechanism as a
         :class:`MarkovOperator` (or a 2-D numpy array) from data values to K's inputs.
     K : MarkovOperator or list of MarkovOperator

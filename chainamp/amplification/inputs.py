@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .._numerics import fmt_number, round_up
 from ..errors import IncompatibleOperatorsError, InvalidMechanismError
 from ..operators import MarkovOperator, StructuredOperator, as_operator, multiply, operator_error, ProductError
-from ..privacy import DP, PrivacyProfile, privacy_profile
+from ..privacy import DP, PrivacyProfile, dp_points_of, privacy_profile
 
 __all__ = ["compose_operators", "as_input_mechanism", "InputMechanism"]
 
@@ -76,12 +76,14 @@ def as_input_mechanism(mechanism: Any, neighbors: Any = None) -> InputMechanism:
     if isinstance(mechanism, (list, tuple)):
         if not mechanism:
             raise InvalidMechanismError("mechanism: an empty list of (epsilon, delta) points")
-        pts = tuple(p if isinstance(p, DP) else DP(*p) for p in mechanism)
+        pts = dp_points_of(mechanism, "mechanism")  # refuses 2-number rows: points or a 2-column matrix?
+        if pts is None:  # rows of numbers of another length: only a matrix
+            return as_input_mechanism(as_operator(mechanism, "mechanism"), neighbors)
         if len(pts) == 1:
             return as_input_mechanism(pts[0])
         desc = "DP at " + ", ".join(f"({fmt_number(p.epsilon)}, {fmt_number(p.delta)})" for p in pts)
         return InputMechanism("points", desc, PrivacyProfile.from_points(pts), points=pts)
-    raise TypeError("mechanism must be a DP, an (epsilon, delta) tuple, a list of them, a PrivacyProfile, a "
+    raise TypeError("mechanism must be a DP, an (epsilon, delta) tuple, a list of DP, a PrivacyProfile, a "
                     f"MarkovOperator or a 2-D numpy array, got {type(mechanism).__name__}")
 
 

@@ -36,6 +36,10 @@ GRID_POINTS = 81
 
 NO_BETTER = "no better than M here"
 ABSENT = "does not apply (see below)"
+ABOVE_TARGET = "delta' above the target"
+ABOVE_TARGET_KEY = ("delta' above the target: the source certifies no delta' at or below the target at any "
+                    "epsilon'; its row is the (epsilon', delta') pair it does certify, shown for comparison and "
+                    "not used for the best bound at the target.")
 VS_EXACT_KEY = ("vs exact: the source's epsilon' minus the exact epsilon' of the finite pipeline M K at the "
                 "same delta' (0 = the bound is tight for this pipeline; \u2248 0 = within the search and "
                 "rounding resolution).")
@@ -116,8 +120,14 @@ def runs(epsilons: np.ndarray, mask: np.ndarray) -> tuple:
     return tuple(out)
 
 
+#: The default grid ends at most this many times past the best eps' (at least 1): an input whose eps is
+#: far larger (1e4, 1e308) would otherwise stretch the axis, or overflow it, past every curve's shape.
+GRID_SPAN_OF_BEST = 20.0
+
+
 def default_grid(report, points: int = GRID_POINTS) -> np.ndarray:
-    """eps' from 0 to a little past the input's pure-DP level (or ``eps_M`` at a tiny delta), plus the
+    """eps' from 0 to a little past the input's pure-DP level (or ``eps_M`` at a tiny delta; at most
+    :data:`GRID_SPAN_OF_BEST` times the best eps' or 1, whichever is larger), plus the
     table's eps' and the eps' at which each curve reaches 0 (so that curves pass through those numbers)."""
     prof = report.mechanism.profile
     top = prof.pure_epsilon
@@ -125,6 +135,9 @@ def default_grid(report, points: int = GRID_POINTS) -> np.ndarray:
         top = prof.epsilon(max(min(report.target_delta, 1e-3) * 1e-3, 1e-12))
     if not math.isfinite(top) or top <= 0:
         top = max(report.best.epsilon, 1.0) if math.isfinite(report.best.epsilon) else 1.0
+    if math.isfinite(report.best.epsilon):
+        # a huge input eps (1e4, 1e308) after a K that bounds it: the figure shows where K o M lives
+        top = min(top, GRID_SPAN_OF_BEST * max(report.best.epsilon, 1.0))
     grid = np.linspace(0.0, 1.1 * top, points)
     extra = [b.epsilon for b in (*report.bounds, report.best)]
     extra.append(prof.pure_epsilon)

@@ -178,8 +178,10 @@ class AmplificationReport:
                    reading.fmt_delta(b.input_delta, level)]
             if self.exact is not None:
                 row.append(reading.fmt_gap(gap, self.exact.epsilon))
-            note = reading.NO_BETTER if b.source != "exact" and reading.row_no_better(self, b) else ""
-            rows.append(row + ["*" if b == self.best else "", note])
+            notes = [reading.NO_BETTER] if b.source != "exact" and reading.row_no_better(self, b) else []
+            if b.delta > self.target_delta and not 0.0 < b.delta <= level:  # not a bound at the target: say so
+                notes.append(reading.ABOVE_TARGET)
+            rows.append(row + ["*" if b == self.best else "", "; ".join(notes)])
         listed = {b.source for b in self.bounds}
         for src in self.sources:  # a source that does not apply is listed too, with the reason below the table
             if src.name not in listed:
@@ -204,8 +206,10 @@ class AmplificationReport:
         do not apply with the reason."""
         keys = self._absent()
         keys += [reading.VS_EXACT_KEY] if self.exact is not None else []
-        if any(r[-1].strip() == reading.NO_BETTER for r in rows):
+        if any(reading.NO_BETTER in r[-1] for r in rows):
             keys.append(reading.NO_BETTER_KEY)
+        if any(reading.ABOVE_TARGET in r[-1] for r in rows):
+            keys.append(reading.ABOVE_TARGET_KEY)
         if any("\u2248 0" in str(r[i]) for r in rows for i in (2, 5)):  # delta' and from delta
             keys.append(f"\u2248 0: a value at rounding level (at most "
                         f"{fmt_number(reading.zero_level(self.target_delta))}), printed as zero.")

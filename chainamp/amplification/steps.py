@@ -31,9 +31,9 @@ from .bounds import (Bound, theorem1_dobrushin, theorem1_doeblin, theorem1_hocke
                      tight_pure_epsilon)
 from ..errors import InvalidParameterError
 from ..mixing import dobrushin, doeblin, ultra_mixing
-from ..operators import MarkovOperator, multiply, operator_error
+from ..operators import MarkovOperator, as_operator, multiply, operator_error
 from .amplifier import amplify_operator
-from .inputs import Adjust, as_input_mechanism
+from .inputs import Adjust, _is_sequence_of_operators, as_input_mechanism
 from .reading import _cite
 
 __all__ = ["amplify_steps", "StepsReport", "StepResult"]
@@ -125,6 +125,11 @@ class StepsReport:
 
 
 def _operator_sequence(K, steps) -> list[MarkovOperator]:
+    """The operators of each step; arrays and nested lists are checked as ``MarkovOperator(...)`` does (a list
+    of rows of numbers is one matrix, as in :func:`chainamp.amplify`)."""
+    if not isinstance(K, MarkovOperator) and K is not None and not _is_sequence_of_operators(K) \
+            and not (isinstance(K, (list, tuple)) and not K):
+        K = as_operator(K, "K")
     if isinstance(K, MarkovOperator):
         T = check_int(steps, "steps", minimum=1)
         return [K] * T
@@ -132,7 +137,7 @@ def _operator_sequence(K, steps) -> list[MarkovOperator]:
         raise InvalidParameterError("steps is only used with a single operator K (a list already fixes the steps)")
     if not isinstance(K, (list, tuple)) or not K:
         raise TypeError(f"K must be a MarkovOperator or a non-empty list of them, got {type(K).__name__}")
-    return list(K)
+    return [as_operator(op, f"K[{i}]") for i, op in enumerate(K)]
 
 
 def amplify_steps(mechanism: Any, K: MarkovOperator | Sequence[MarkovOperator], steps: int | None = None, *,

@@ -7,7 +7,9 @@ or ``out.md`` for a standalone report with plots (:func:`chainamp.report.write_r
 Exit codes: 0 success (every claim certified, for ``audit``), 1 a claim not
 certified, 2 invalid input (one line on stderr naming the file, the field and
 the problem; never a traceback), or a step refused by the memory limit
-(``--memory-limit``, default half the available memory) or out of memory (one line).
+(``--memory-limit``, default half the available memory) or out of memory (one line),
+3 the results were printed but the ``--report`` file could not be drawn (a fault of
+chainamp's report writer, not of the input: one line naming the error).
 Progress goes to stderr (:mod:`.cli_progress`): tqdm bars on a terminal, plain
 periodic lines otherwise, nothing with ``--no-progress``.
 """
@@ -28,12 +30,16 @@ import numpy as np
 
 __all__ = ["main", "build_parser"]
 
-EXIT_OK, EXIT_CLAIM_FAILED, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_CLAIM_FAILED, EXIT_INVALID, EXIT_REPORT_FAILED = 0, 1, 2, 3
 EXIT_SIGPIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
 
 class _UsageError(Exception):
     """A bad command-line value: reported like invalid input (exit 2)."""
+
+
+class _ReportFailure(Exception):
+    """The ``--report`` file could not be drawn although the input was valid (exit 3): chainamp's fault."""
 
 
 # --------------------------------------------------------------------------- output helpers
@@ -51,10 +57,15 @@ def _num(v):
 
 
 def _emit(result: Any, args: argparse.Namespace, title: str | None = None) -> None:
-    """Print ``result`` as text or JSON, and write the ``--report`` file when asked."""
-    if getattr(args, "report", None):
-        _write_report(result, args.report, title)
+    """Print ``result`` as text or JSON, then write the ``--report`` file when asked.
+
+    The results come first: a report that cannot be drawn (:class:`_ReportFailure`, exit 3) loses
+    only the file, never the certified numbers.
+    """
     print(json.dumps(_clean(result.to_dict()), indent=2, default=_num) if args.json else result)
+    if getattr(args, "report", None):
+        sys.stdout.flush()
+        _write_report(result, args.report, title)
 
 
 def _clean(value):
@@ -95,6 +106,13 @@ def _write_report(result: Any, path: str, title: str | None) -> None:
             out = write_report(result, os.path.expanduser(path), title=title)
     except OSError as exc:
         raise _UsageError(f"--report: {path}: cannot write ({exc.strerror or exc})") from None
+    except MemoryError:
+        raise
+    except Exception as exc:  # the input was valid (the results are printed): a fault of the report writer
+        text = " ".join(str(exc).split()) or "no message"
+        raise _ReportFailure(f"--report: {path}: the report could not be drawn ({type(exc).__name__}: {text}); "
+                             "the results above are complete. This is a bug in chainamp's report writer: "
+                             "please report it, or run without --report") from None
     for w in caught:
         print(f"chainamp: warning: --report: {w.message}", file=sys.stderr)
     print(f"report written to {out}", file=sys.stderr)
@@ -125,7 +143,7 @@ def _demo(args: argparse.Namespace) -> int:
     import chainamp as ca
     from chainamp import mechanisms
 
-    from .._numerics import text_table
+    from .._numerics import DISPLAY_ZERO_ATOL, text_table
 
     ops = {
         "5-ary randomized response, eps=1": mechanisms.randomized_response(5, 1.0),
@@ -134,12 +152,19 @@ def _demo(args: argparse.Namespace) -> int:
             nx.karate_club_graph(), laziness=0.5) ** 3,
         "RAPPOR instantaneous bit (p=0.5, q=0.75)": mechanisms.rappor_instantaneous(0.5, 0.75),
     }
+    def shown(value: float):  # a certified upper bound at rounding level reads as zero (the number is unchanged)
+        return "\u2248 0" if 0.0 < value <= DISPLAY_ZERO_ATOL else value
+
     rows = []
     for name, K in ops.items():
-        rows.append([name, f"{K.shape[0]}x{K.shape[1]}", ca.dobrushin(K).gamma, ca.dobrushin(K, epsilon=1.0).gamma,
-                     ca.doeblin(K).gamma, ca.ultra_mixing(K).gamma, ca.ldp_guarantee(K).epsilon])
+        rows.append([name, f"{K.shape[0]}x{K.shape[1]}"] + [shown(v) for v in (
+            ca.dobrushin(K).gamma, ca.dobrushin(K, epsilon=1.0).gamma, ca.doeblin(K).gamma, ca.ultra_mixing(K).gamma,
+            ca.ldp_guarantee(K).epsilon)])
     header = ["operator K", "shape", "Dobrushin", "(gamma, 1)-Dobrushin", "Doeblin", "ultra-mixing", "LDP eps"]
     print(text_table(header, rows, title="Mixing coefficients (Definition 1 of Balle et al. 2019)"))
+    if any("\u2248 0" in map(str, r) for r in rows):
+        print(f"\u2248 0: a certified upper bound at rounding level (at most {DISPLAY_ZERO_ATOL:g}; the exact value "
+              "lies between 0 and it)")
     print()
     K = mechanisms.randomized_response(5, 1.0)
     print(ca.amplify(ca.DP(2.0), K))
@@ -341,7 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
                "  chainamp coefficients K.csv --epsilon 1\n  chainamp amplify --epsilon 2 --delta 1e-6 K.csv\n"
                "  chainamp design M.csv --epsilon 1\n\n"
                "exit codes: 0 success, 1 a claim is not certified (audit), 2 invalid input, or a\n"
-               "  step refused by --memory-limit (default half the available memory) or out of memory\n\n"
+               "  step refused by --memory-limit (default half the available memory) or out of memory,\n"
+               "  3 the results were printed but the --report file could not be drawn (a chainamp bug)\n\n"
                "progress: past two seconds, tqdm bars on stderr on a terminal, else a plain line\n"
                "  every few seconds (CI logs); --no-progress turns it off")
     p.add_argument("--version", action="version", version=f"chainamp {__version__}")
@@ -425,6 +451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError as exc:  # refused before allocating (ResourceLimitError), or an allocation that failed
         print(f"chainamp {args.command}: error: {memory_error_text(exc)}", file=sys.stderr)
         return EXIT_INVALID
+    except _ReportFailure as exc:  # before OSError/ValueError: never reported as invalid input
+        print(f"chainamp {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_REPORT_FAILED
     except BrokenPipeError:  # ``chainamp audit ... | head``: stop quietly, like other Unix tools
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

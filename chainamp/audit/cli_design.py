@@ -17,13 +17,15 @@ and ``--prior`` read the loss matrix and the prior from CSV or NPY files.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._numerics import text_table
+from .._numerics import DISPLAY_ZERO_ATOL, text_table
 from .cli import (EXIT_OK, _check_delta_option, _check_epsilon_option, _check_report_path, _check_row_sum_atol,
                   _emit, _fmt, _row_sum_option, _UsageError, _wrap)
 from .fields import _read_array
@@ -53,9 +55,12 @@ class _DesignView:
         if n > PRINT_MAX or m > PRINT_MAX:
             shown = f"K is {n}x{m}: use --json or --report to see its entries"
         else:
-            rows = [[repr(x)] + [f"{v:.6g}" for v in row] for x, row in zip(K.inputs, K.matrix.tolist())]
+            rows = [[repr(x)] + [_entry(v) for v in row] for x, row in zip(K.inputs, K.matrix.tolist())]
             shown = ("K (rows: what K reads, columns: what it publishes):\n"
                      + text_table([""] + [repr(y) for y in K.outputs], rows))
+            if any("\u2248 0" in r for r in rows):
+                shown += (f"\n\u2248 0: an entry below {DISPLAY_ZERO_ATOL:g} (the solver's rounding residue; K is "
+                          "certified with it, and --json gives every entry as computed)")
         return f"{self.result}\n\n{shown}"
 
     def _repr_html_(self) -> str:
@@ -65,6 +70,12 @@ class _DesignView:
         out = dict(self.result.to_dict())
         out.setdefault("source", self.source)
         return out
+
+
+def _entry(value: float) -> str:
+    """An entry of K as printed: 6 significant digits, a rounding residue (``0 < v <= DISPLAY_ZERO_ATOL``) as
+    "\u2248 0" (presentation only: K and its certificate keep the value)."""
+    return "\u2248 0" if 0.0 < value <= DISPLAY_ZERO_ATOL else f"{value:.6g}"
 
 
 def _table(path: str | None, option: str, ndim: int) -> np.ndarray | None:
@@ -78,6 +89,42 @@ def _table(path: str | None, option: str, ndim: int) -> np.ndarray | None:
                               f"{arr.shape[0]}x{arr.shape[1]})")
         arr = arr.ravel()
     return arr
+
+
+#: The library's advice on an LP too large, and what the command line offers instead (it has no neighbour or
+#: output-set options: a smaller mechanism or --max-lp-nonzeros)
+_LP_ADVICE = ((re.compile(r"pass a larger max_lp_nonzeros= to go past it, or restrict the neighbours or the output set"),
+               "pass a larger --max-lp-nonzeros N to go past it, or use a mechanism with fewer rows or outputs"),
+              (re.compile(r"above max_lp_nonzeros="), "above --max-lp-nonzeros "),
+              (re.compile(r"restrict the neighbours or the output set"),
+               "use a mechanism with fewer rows or outputs (or fewer --states)"))
+
+
+@contextlib.contextmanager
+def _cli_advice():
+    """A design refused for its size says what to type on the command line, not the Python keywords."""
+    from ..errors import InvalidParameterError, ResourceLimitError
+
+    try:
+        yield
+    except (InvalidParameterError, ResourceLimitError) as exc:
+        text = str(exc)
+        for pattern, replacement in _LP_ADVICE:
+            text = pattern.sub(replacement, text)
+        if text == str(exc):
+            raise
+        raise type(exc)(text) from None
+
+
+def _lp_limit(value: str) -> int:
+    """``--max-lp-nonzeros``: a positive integer (underscores and 1e7 allowed)."""
+    try:
+        number = float(value.replace("_", "")) if any(c in value for c in ".eE") else int(value.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (got {value!r})") from None
+    if number != int(number) or number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (got {value!r})")
+    return int(number)
 
 
 def _design(args: argparse.Namespace) -> int:
@@ -105,7 +152,9 @@ def _design(args: argparse.Namespace) -> int:
         atol = ROW_SUM_ATOL if args.row_sum_atol is None else args.row_sum_atol
         M = load_operator(args.matrix, row_sum_atol=_check_row_sum_atol(atol))
         # the design shows its own stages (building the LP, solving, certifying) past two seconds
-        result = optimal_post_processing(M, args.epsilon, delta=delta, loss=loss, prior=prior)
+        with _cli_advice():
+            result = optimal_post_processing(M, args.epsilon, delta=delta, loss=loss, prior=prior,
+                                             max_lp_nonzeros=args.max_lp_nonzeros)
         source = args.matrix
     else:
         if args.states is None or args.gamma is None:
@@ -117,7 +166,9 @@ def _design(args: argparse.Namespace) -> int:
         if args.states < 2:
             raise _UsageError(f"--states: must be at least 2 (got {args.states})")
         coefficient = "dobrushin" if args.coefficient is None else args.coefficient
-        result = optimal_mixing_operator(args.states, args.gamma, coefficient=coefficient, loss=loss, prior=prior)
+        with _cli_advice():
+            result = optimal_mixing_operator(args.states, args.gamma, coefficient=coefficient, loss=loss, prior=prior,
+                                             max_lp_nonzeros=args.max_lp_nonzeros)
         source = f"{args.states} states, {coefficient} <= {args.gamma:g}"
     _emit(_DesignView(result, source), args, title=f"design: {source}")
     return EXIT_OK
@@ -147,6 +198,12 @@ def add_design_command(sub: Any, outputs: Any) -> None:
                    help="CSV or NPY loss matrix, rows: data values, columns: what K publishes (default 0-1 loss)")
     d.add_argument("--prior", metavar="FILE", default=None,
                    help="CSV or NPY prior over the data values, one row or column (default uniform)")
+    from .._numerics import DESIGN_MAX_LP_NONZEROS
+
+    d.add_argument("--max-lp-nonzeros", type=_lp_limit, default=DESIGN_MAX_LP_NONZEROS, dest="max_lp_nonzeros",
+                   metavar="N", help=f"refuse, before building it, an LP with more constraint nonzeros than N "
+                                     f"(default {DESIGN_MAX_LP_NONZEROS:.0e}: a few GB in the solver and minutes to "
+                                     "hours of solving)")
     _row_sum_option(d)
     outputs(d)
     # None for the options that only one form reads: a user who gives one to the other form is told so

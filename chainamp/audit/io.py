@@ -33,7 +33,7 @@ from .pipeline import FORMAT, Claim, Pipeline, parse_document, read_toml
 from .catalogue import CATALOGUE, GRAPHS, PROFILES
 from .over_time import ReportsOverTime, certify_reports
 from .._numerics import (REFUTE_ATOL, REFUTE_RTOL, ROW_SUM_ATOL, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_memory,
-                         text_table)
+                         check_progress, progress_bar, progress_scope, text_table)
 from ..amplification import AmplificationReport, amplify, amplify_steps, StepsReport
 from ..errors import ChainampError, ResourceLimitError
 from ..operators import MarkovOperator
@@ -292,7 +292,7 @@ def parse_pipeline(data: dict, *, source: str | Path | None = None) -> Pipeline:
 
 
 # --------------------------------------------------------------------------- audit
-def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | None = None) -> AuditResult:
+def audit(pipeline: Pipeline | str | Path, *, progress: bool | None | Callable[[str], None] = None) -> AuditResult:
     """Certify the pipeline with :func:`chainamp.amplify` and check each claim.
 
     A claim of form ``epsilon_at`` holds when ``report.epsilon_at(delta) <= epsilon``,
@@ -307,8 +307,10 @@ def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | 
     claim naming ``reports = T`` is checked against that T's report.
 
     ``pipeline`` is a :class:`Pipeline` or the path of a pipeline file (read with
-    :func:`load_pipeline`). ``progress`` (optional) is called with a short text
-    before each stage.
+    :func:`load_pipeline`). ``progress`` means what it means everywhere in chainamp: ``None`` (default) a
+    progress bar over the stages, and the bars of the long computations inside them, shown once the audit has
+    run two seconds; ``True`` at once; ``False`` nothing at all (inner bars included). A callable is called
+    with a short text before each stage instead (the command line's stage bar).
 
     Examples
     --------
@@ -324,8 +326,24 @@ def audit(pipeline: Pipeline | str | Path, *, progress: Callable[[str], None] | 
     if not isinstance(pipeline, Pipeline):
         raise TypeError(f"pipeline must be a Pipeline (from load_pipeline) or the path of a pipeline file, "
                         f"got {type(pipeline).__name__}")
+    if callable(progress):
+        return _audit(pipeline, progress)
+    progress = check_progress(progress)
+    with progress_bar(None, "audit", unit="stage", progress=progress) as bar, progress_scope(progress):
+        started: list = []
+
+        def say(text: str) -> None:  # the bar counts the stages finished, and names the current one
+            if started:
+                bar.update(1)
+            started.append(text)
+            bar.set_postfix_str(text, refresh=False)
+
+        return _audit(pipeline, say)
+
+
+def _audit(pipeline: Pipeline, say: Callable[[str], None]) -> AuditResult:
+    """:func:`audit` with its stages announced to ``say``."""
     ctx = _Ctx(pipeline.source)
-    say = progress or (lambda text: None)
     ops = list(pipeline.operators)
     neighbors = None if pipeline.neighbors is None else list(pipeline.neighbors)
     try:

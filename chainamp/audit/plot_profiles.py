@@ -31,11 +31,12 @@ PLOT_KEY = ("(0 from eps' = x): the curve's delta' is 0 from eps' = x on (\u25bc
             "\u2248 0: at rounding level). Faded: no better than M here -- the source's delta' exceeds M's "
             "own profile, which is the better certificate, so the curve is drawn clipped to it. "
             "Dashed or dotted: a curve that coincides with the one named after '='.")
-_LEGEND_TITLE = ("(0 from eps' = x): delta' = 0 from x on (\u25bc)\n"
+_LEGEND_TITLE = ("(0 from eps' = x): the curve reaches delta' = 0 at eps' = x (\u25bc on the bottom edge)\n"
                  "faded: no better than M here (clipped to M's profile)")
 
 _EXACT_STYLE = {"color": "black", "lw": 3.0}
-_INPUT_STYLE = {"color": "0.45", "lw": 1.8, "ls": "--"}
+#: M's own profile is dashed and drawn above every other curve (zorder), so that no bound hides it.
+_INPUT_STYLE = {"color": "0.45", "lw": 1.8, "ls": "--", "zorder": 3.5}
 #: Dash patterns of the second, third, ... curve that coincides with one drawn before it.
 _DASHES = ((0, (5, 3)), (0, (1.5, 2.0)), (0, (7, 2, 1.5, 2)), (0, (3, 1.5)), (0, (1, 4)))
 _FADED_ALPHA = 0.3
@@ -98,9 +99,11 @@ def plot_report(report, ax=None, epsilons=None, *, display_zero_atol: float = DI
 
     Notes
     -----
-    One line per source (label = source name, as in the report's table), the
-    input profile dashed grey, the exact profile of a finite pipeline solid
-    black (drawn under the others), the target ``delta'`` as a dotted horizontal
+    One line per source that applies at the target (label = source name, as in the
+    report's table; a source that does not apply is named in one legend entry, not
+    drawn, and so is a source no better than M at any eps', whose curve lies under
+    M's), the input profile dashed grey above every other curve, the exact profile
+    of a finite pipeline solid black (drawn under the others), the target ``delta'`` as a dotted horizontal
     line and the report's best bound as a star (on the bottom edge when its
     delta' is 0). Where a source is no better than the input it is drawn clipped
     to the input's profile and faded (one legend entry says so). A bound whose
@@ -140,7 +143,12 @@ def plot_report(report, ax=None, epsilons=None, *, display_zero_atol: float = DI
     drawn: list = []  # (name, eps, shown) of the curves drawn so far, for "coincides with"
     exact = [c for c in curves if c.name == "exact"]
     faded_any, n_dashed = False, 0
+    listed = {b.source for b in report.bounds}
+    absent = [c.name for c in curves if c.name != "exact" and c.name not in listed]
+    hidden: list = []  # curves no better than M at every eps': drawn under M's curve, named in one entry
     for c in exact + [c for c in curves if c.name != "exact"]:  # the exact curve first, under the others
+        if c.name in absent:  # the table says "does not apply": no curve either
+            continue
         shown = c.shown
         same = None if c.name == "exact" else _coincides(c.epsilons, shown, drawn)
         drawn.append((c.name, c.epsilons, shown, c.steps))
@@ -155,17 +163,24 @@ def plot_report(report, ax=None, epsilons=None, *, display_zero_atol: float = DI
         nb = c.no_better
         main = np.where(nb, np.nan, _drawable(shown, level))
         how = "steps-post" if c.steps else "default"
+        if c.name != "exact" and not np.any(np.isfinite(main)):  # nothing of it would be visible
+            hidden.append(c.name)
+            label = "_" + label
         (line,) = ax.plot(c.epsilons, main, label=label + suffix, drawstyle=how, **style)
         if nb.any():
             faded_any = True
-            faded = {k: v for k, v in style.items() if k != "zorder"}
+            faded = {k: v for k, v in style.items() if k not in ("zorder", "color")}  # color: the line's
             ax.plot(c.epsilons, _drawable(shown, level), drawstyle=how, color=line.get_color(),
                     alpha=_FADED_ALPHA, zorder=line.get_zorder() - 0.05, label=f"_{c.name} no better than M",
                     gid="no-better", **faded)
-        if zero is not None:
+        if zero is not None and c.name not in hidden:
             _zero_marker(ax, c.epsilons[zero], line.get_color(), faded=bool(nb[zero]))
     if faded_any:
         ax.plot([], [], color="0.4", alpha=_FADED_ALPHA, lw=3.0, label="faded: no better than M here")
+    if hidden:
+        ax.plot([], [], ls="none", label=_wrapped(f"under M's curve (no better than M at any eps'): {', '.join(hidden)}"))
+    if absent:
+        ax.plot([], [], ls="none", label=_wrapped(f"not drawn (does not apply, see the table): {', '.join(absent)}"))
     if report.target_delta > 0:
         ax.axhline(report.target_delta, color="0.6", ls=":", lw=1,
                    label=f"target delta' = {fmt_number(report.target_delta)}")
@@ -183,6 +198,13 @@ def plot_report(report, ax=None, epsilons=None, *, display_zero_atol: float = DI
     ax.grid(True, which="major", alpha=0.3)
     _legend(fig, ax, title=_LEGEND_TITLE)
     return _finish(fig, ax)
+
+
+def _wrapped(text: str, width: int = 48) -> str:
+    """A legend text on lines of at most ``width`` characters (a long list of names would widen the legend)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False))
 
 
 def _coincides(eps: np.ndarray, delta: np.ndarray, drawn) -> str | None:

@@ -50,7 +50,8 @@ __all__ = ["write_report"]
 
 _CSS = ("body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
         "table{border-collapse:collapse;margin:1em 0;font-size:.9em}"
-        "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}"
+        "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}th{background:#f3f3f3}"
+        ".num{text-align:right;font-variant-numeric:tabular-nums}"
         "pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}"
         "img{max-width:100%;height:auto}details{margin-top:2em}")
 

@@ -131,6 +131,25 @@ class AllTuples(Family):
                 out[key] = (*self._witness(key), count)
         return out
 
+    def count_of(self, key: tuple, mirror: dict | None = None) -> int:
+        """The number of ordered pairs of type ``key`` (canonical groups under ``mirror``): per factor f on
+        ``c_f`` coordinates, choose which coordinates fall in each group g (``v_g`` of them), each in one of
+        the ``w_g`` raw (a, b) classes of g, the ``c_f - sum v`` others equal (``s_f`` values each)."""
+        mirror = mirror or {}
+        per_factor: dict = {}
+        for f, c in self.runs:
+            per_factor[f] = per_factor.get(f, 0) + c
+        total = 1
+        for f, c in per_factor.items():
+            weights = dict(_classes(f, self.sizes[f], mirror))
+            left = c
+            for (gf, a, b), v in key:
+                if gf == f:
+                    total *= math.comb(left, v) * weights[(gf, a, b)] ** v
+                    left -= v
+            total *= self.sizes[f] ** left
+        return total
+
     def dominating_type(self, key: tuple, mirror: dict) -> tuple:
         """A type where every coordinate differs containing ``key`` (the free coordinates of each factor get
         its first canonical group)."""

@@ -56,33 +56,65 @@ class KroneckerQueries:
             # the operator stands for the exact product of its factors; its densified matrix rounds each entry
             # d - 1 times, which is charged too whenever a dense matrix can exist (so dense and structured
             # answers on the same operator are comparable); beyond 2^40 entries only the exact product exists
-            n, m = self._shape
-            rounded = self.n_coordinates - 1 if n.bit_length() + m.bit_length() <= 41 else 0
+            rounded = self._rounded_products()
             for key in keys:
                 i, j, count = types[key]
-                groups = []
-                for (f, a, b), c in key:
-                    if (f, a, b, c) not in cache:
-                        M = self._mats[f]
-                        cache[(f, a, b, c)] = group_log_pmfs(c, M[a], M[b])
-                    if cache[(f, a, b, c)] is not None:
-                        groups.append(cache[(f, a, b, c)])
-                P, Q, rel, n_tiny = combine_groups(groups, rounded)
-                if groups and rel and np.array_equal(P, Q):
-                    # the rows differ exactly (some group has two likelihood classes) but rounded to the same
-                    # floats: move one entry inside the error band, so that no reader takes the pair for two
-                    # equal rows (a pure epsilon of 0); the band doubles to cover the move
-                    b = int(np.argmax(P))
-                    P = P.copy()
-                    P[b] = math.nextafter(P[b] * (1.0 + rel / 2.0), math.inf)
-                    rel = math.nextafter(2.0 * rel * (1.0 + 4 * _U) + 4 * _U, math.inf)
-                ratio = math.nextafter(2.0 * rel / (1.0 - rel), math.inf) if rel < 0.5 else math.inf
-                members = self._members_fn(i, j, key, groups) if not n_tiny else None
-                orbits.append(PairOrbit(p=P, q=Q, pair=(int(i), int(j)), count=int(count), rel_error=rel,
-                                        ratio_error=ratio, sizes=(), members=members))
+                orbits.append(self._orbit_for(key, i, j, count, cache, rounded))
             self._orbits = tuple(orbits)
             self._orbit_index = {key: k for k, key in enumerate(keys)}
         return self._orbits
+
+    def _rounded_products(self) -> int:
+        """Roundings per entry the densified matrix carries (charged whenever a dense matrix can exist)."""
+        n, m = self._shape
+        return self.n_coordinates - 1 if n.bit_length() + m.bit_length() <= 41 else 0
+
+    def _orbit_for(self, key: tuple, i: int, j: int, count: int, cache: dict, rounded: int) -> PairOrbit:
+        """The orbit of the pair type ``key`` (witness pair ``(i, j)``): its count vectors, rounded as in
+        :mod:`._kron_kernels`."""
+        groups = []
+        for (f, a, b), c in key:
+            if (f, a, b, c) not in cache:
+                M = self._mats[f]
+                cache[(f, a, b, c)] = group_log_pmfs(c, M[a], M[b])
+            if cache[(f, a, b, c)] is not None:
+                groups.append(cache[(f, a, b, c)])
+        P, Q, rel, n_tiny = combine_groups(groups, rounded)
+        if groups and rel and np.array_equal(P, Q):
+            # the rows differ exactly (some group has two likelihood classes) but rounded to the same
+            # floats: move one entry inside the error band, so that no reader takes the pair for two
+            # equal rows (a pure epsilon of 0); the band doubles to cover the move
+            b = int(np.argmax(P))
+            P = P.copy()
+            P[b] = math.nextafter(P[b] * (1.0 + rel / 2.0), math.inf)
+            rel = math.nextafter(2.0 * rel * (1.0 + 4 * _U) + 4 * _U, math.inf)
+        ratio = math.nextafter(2.0 * rel / (1.0 - rel), math.inf) if rel < 0.5 else math.inf
+        members = self._members_fn(i, j, key, groups) if not n_tiny else None
+        return PairOrbit(p=P, q=Q, pair=(int(i), int(j)), count=int(count), rel_error=rel,
+                         ratio_error=ratio, sizes=(), members=members)
+
+    def pair_orbit(self, i: int, j: int) -> tuple[Any, PairOrbit]:
+        """``(key, orbit)``: the orbit whose divergences are exactly those of the ordered pair ``(i, j)``, with a
+        key naming it (equal keys, equal orbits).
+
+        :meth:`orbit_of` may name a larger orbit when only the types where every coordinate differs are listed
+        (:attr:`orbits_are_exact` False); this builds the pair's own type (its differing coordinates only:
+        the equal ones cancel) and keeps it, so a neighbour list gets each pair's exact divergences.
+
+        >>> from chainamp.operators import MarkovOperator, KroneckerOperator
+        >>> K = KroneckerOperator.power(MarkovOperator([[0.3, 0.7], [0.6, 0.4]]), 10)
+        >>> K.orbits_are_exact, K.pair_orbit(0, 1)[1].p.size, K.pair_orbits()[K.orbit_of(0, 1)].p.size
+        (False, 2, 11)
+        """
+        t = self.orbit_of(i, j)  # validates the pair and builds the listed orbits
+        key = canonical(self._family.type_of(int(i), int(j)), self._mirror)
+        if key in self._orbit_index:
+            return t, self._orbits[t]
+        extra = self.__dict__.setdefault("_exact_orbits", {})
+        if key not in extra:
+            extra[key] = self._orbit_for(key, i, j, self._family.count_of(key, self._mirror), {},
+                                         self._rounded_products())
+        return ("type", key), extra[key]
 
     @property
     def orbits_are_exact(self) -> bool:

@@ -239,8 +239,11 @@ class StructuredOperator(MarkovOperator):
         labels = tuple(inputs)
         if not labels:
             raise InvalidOperatorError("restrict needs at least one input label")
-        idx = np.fromiter((self.input_index(lab) for lab in labels), dtype=np.int64, count=len(labels))
-        if np.unique(idx).size != idx.size:
+        # positions of a product space of 2^64 inputs and more (RAPPOR's m = 128 bits) exceed int64: Python ints
+        wide = self._shape[0] > np.iinfo(np.int64).max
+        idx = np.fromiter((self.input_index(lab) for lab in labels), dtype=object if wide else np.int64,
+                          count=len(labels))
+        if len(set(idx.tolist())) != idx.size:
             raise InvalidOperatorError("restrict got a repeated input label")
         out = self._restrict(idx, labels)
         if out is NotImplemented:
@@ -346,6 +349,14 @@ class StructuredOperator(MarkovOperator):
     def orbit_of(self, i: int, j: int) -> int:  # pragma: no cover - abstract
         """Index in :meth:`pair_orbits` of the orbit of the ordered input pair ``(i, j)``, ``i != j``."""
         raise NotImplementedError
+
+    def pair_orbit(self, i: int, j: int) -> tuple[Hashable, PairOrbit]:
+        """``(key, orbit)``: an orbit whose divergences are exactly those of the ordered pair ``(i, j)`` and a key
+        naming it (equal keys, equal orbits). Default: the listed orbit :meth:`orbit_of` names; a subclass whose
+        :meth:`orbit_of` may name a larger orbit (a product with only its maximal pair types listed) builds the
+        pair's own."""
+        t = self.orbit_of(i, j)
+        return t, self.pair_orbits()[t]
 
     def row_sum_bounds(self) -> tuple[float, float]:  # pragma: no cover - abstract
         """``(low, high)`` with ``low <= sum_y K(x, y) <= high`` exactly for every stored row x."""

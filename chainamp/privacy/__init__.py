@@ -20,6 +20,7 @@ from .neighbors import *  # noqa: F401,F403
 from .exact import *  # noqa: F401,F403
 from .dominating import *  # noqa: F401,F403
 from . import divergences, dominating, exact, mechanisms, neighbors, profiles
+from .profiles import dp_points_of  # noqa: F401  (for amplification/ and accounting/; not in __all__)
 
 __all__ = (list(divergences.__all__) + list(profiles.__all__) + list(neighbors.__all__) + list(exact.__all__)
            + list(dominating.__all__))

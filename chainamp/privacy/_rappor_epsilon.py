@@ -53,3 +53,28 @@ def _rappor_eps_one(f: float, p: float, q: float, q_star: float, p_star: float, 
     parts = [abs(v) for v in (lf2, lpq, l1f, l1f2) if math.isfinite(v)]  # a -inf term adds no rounding
     err = 16 * UNIT_ROUNDOFF * (sum(abs(v) + 1.0 for v in logs) + sum(parts) + 4.0)
     return math.nextafter(h * (value + err) * (1.0 + 4 * UNIT_ROUNDOFF), math.inf)
+
+
+def _rappor_eps_inf(f: float, h: int) -> float:
+    """``2 h log((1 - f/2) / (f/2))`` (the permanent step's epsilon, Erlingsson, Pihur, Korolova 2014), rounded
+    UP; ``inf`` at ``f = 0``.
+
+    ``log1p(-f/2)`` and ``log(f/2)`` are each within 1 ulp (``2u`` of their magnitude; ``f/2`` is exact), their
+    difference adds ``u`` of the result and the product by ``2h`` another ``u``: the computed value is within
+    ``(2u (|a| + |b|) + u |d|) 2h (1 + u)`` of the exact one (``a``, ``b`` the logs, ``d`` their difference),
+    which is added and the sum pushed one float up. Near ``f = 1`` the logs nearly cancel and the margin is
+    relative to their size, not to the (small) result.
+
+    >>> import math
+    >>> _rappor_eps_inf(0.5, 2) >= 4 * math.log(3)
+    True
+    """
+    if f <= 0.0:
+        return math.inf
+    a, b = math.log1p(-f / 2.0), math.log(f / 2.0)
+    d = a - b
+    err = (2.0 * UNIT_ROUNDOFF * (abs(a) + abs(b)) + UNIT_ROUNDOFF * abs(d)) * 2.0 * h * (1.0 + UNIT_ROUNDOFF)
+    value = 2.0 * h * d
+    if value == 0.0 and err == 0.0:
+        return 0.0
+    return math.nextafter(value + 2.0 * err, math.inf)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._rappor_epsilon import _rappor_eps_one
+from ._rappor_epsilon import _rappor_eps_inf, _rappor_eps_one
 from .._numerics import (expit, check_epsilon, check_float_array, check_int, check_positive,
                          check_probability)
 from ..errors import InvalidParameterError
@@ -229,7 +229,7 @@ class RapporPipeline:
         with h ones, ordered by the positions of its ones (``itertools.combinations``; a lazy
         sequence when ``structured``).
     epsilon_inf, epsilon_one : float
-        The paper's bounds for the permanent report and for one instantaneous report.
+        The paper's bounds for the permanent report and for one instantaneous report, rounded up.
     q_star, p_star : float
         ``P[report 1 | true bit 1]`` and ``P[report 1 | true bit 0]`` of one report.
     structured : bool
@@ -384,7 +384,7 @@ def rappor_pipeline(m: int, h: int, f: float = 0.5, p: float = 0.5, q: float = 0
             filters = _check_bloom_filters(bloom_filters, m, h)
     q_star = 0.5 * f * (p + q) + (1.0 - f) * q
     p_star = 0.5 * f * (p + q) + (1.0 - f) * p
-    eps_inf = 2.0 * h * (math.log1p(-f / 2.0) - math.log(f / 2.0)) if f > 0 else math.inf
+    eps_inf = _rappor_eps_inf(f, h)  # rounded up, like every epsilon chainamp reports
     eps_one = _rappor_eps_one(f, p, q, q_star, p_star, h)
     return RapporPipeline(
         m=m, h=h, f=f, p=p, q=q, permanent=permanent, instantaneous=instantaneous,

@@ -367,3 +367,42 @@ class PrivacyProfile:
         0.410111
         """
         return _randomized_response(cls, k, epsilon)
+
+
+def dp_points_of(value: Any, name: str) -> tuple | None:
+    """The ``(eps, delta)`` points of ``value`` when it is a list of :class:`DP`; None when it is not a list of
+    points; TypeError for the form that reads two ways.
+
+    A nested list of 2-number rows, ``[[0.9, 0.1], [0.1, 0.9]]``, is both a list of (eps, delta) points and a
+    2-column mechanism matrix, and the two readings certify very different things (the matrix above is
+    (ln 9, 0)-DP with delta(0) = 0.8; the points claim much less): that form is refused with a message showing
+    both explicit spellings. Points are ``DP`` objects or :meth:`PrivacyProfile.from_points`; a matrix is a
+    ``MarkovOperator`` or a numpy array.
+
+    Examples
+    --------
+    >>> dp_points_of([DP(1.0), DP(0.5, 1e-3)], "mechanism")
+    (DP(epsilon=1.0, delta=0.0), DP(epsilon=0.5, delta=0.001))
+    >>> dp_points_of([[0.9, 0.1], [0.1, 0.9]], "items[0]")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: items[0] is a nested list of pairs of numbers, [[0.9, 0.1], [0.1, 0.9]], which reads two ways: ...
+    """
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    if all(isinstance(v, DP) for v in value):
+        return tuple(value)
+    rows = [v for v in value if isinstance(v, (list, tuple, np.ndarray)) and np.ndim(v) == 1 and len(v) == 2]
+    if len(rows) == len(value) or any(isinstance(v, DP) for v in value):
+        shown = [[float(x) for x in r] if all(isinstance(x, (int, float, np.integer, np.floating)) for x in r)
+                 else list(r) for r in rows[:3]]
+        more = ", ..." if len(rows) > 3 else ""
+        pts = ", ".join(f"DP({a!r}, {b!r})" for a, b in shown) + more
+        raw = ", ".join(repr(list(r)) for r in shown) + more
+        if len(rows) != len(value):
+            raise TypeError(f"{name} mixes DP points with other values ({value!r:.80}): write every point as "
+                            f"DP(epsilon, delta), e.g. [{pts}]")
+        raise TypeError(f"{name} is a nested list of pairs of numbers, [{raw}], which reads two ways: write "
+                        f"(epsilon, delta) points as [{pts}] or PrivacyProfile.from_points([{raw}]), and a "
+                        f"mechanism matrix with 2 outputs as MarkovOperator([{raw}]) or np.array([{raw}])")
+    return None

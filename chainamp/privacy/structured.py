@@ -77,33 +77,35 @@ class StructuredProfile(PrivacyProfile):
 def structured_profile(M: StructuredOperator, neighbors: Any = None, name: str | None = None) -> StructuredProfile:
     """:func:`chainamp.privacy_profile` of a structured mechanism (see the module docstring)."""
     labels = M.inputs
-    orbits = M.pair_orbits()
     n = M.shape[0]
     if neighbors is None or n < 2:
         pairs = None
         if n < 2:
             neighbor_pairs(labels, neighbors)  # raises: the relation is empty
-        used = list(range(len(orbits)))
-        reps = [tuple(int(v) for v in orbits[t].pair) for t in used]
+        # all pairs: the listed orbits (for a large product, its maximal types, which attain the maximum)
+        chosen = list(M.pair_orbits())
+        reps = [tuple(int(v) for v in o.pair) for o in chosen]
     else:
         pairs = neighbor_pairs(labels, neighbors)
-        first: dict[int, tuple] = {}
+        first: dict = {}  # each listed pair's own orbit (its exact divergences), once per key
         for i, j in pairs.tolist():
-            first.setdefault(M.orbit_of(i, j), (i, j))
-        used = sorted(first)
-        reps = [first[t] for t in used]
-    sizes = [orbits[t].p.size for t in used]
-    mat = np.zeros((2 * len(used), int(sum(sizes))))
+            key, orbit = M.pair_orbit(i, j)
+            if key not in first:
+                first[key] = (orbit, (i, j))
+        chosen = [o for o, _ in first.values()]
+        reps = [r for _, r in first.values()]
+    sizes = [o.p.size for o in chosen]
+    mat = np.zeros((2 * len(chosen), int(sum(sizes))))
     col = 0
-    for row, (t, size) in enumerate(zip(used, sizes)):
-        mat[2 * row, col:col + size] = orbits[t].p
-        mat[2 * row + 1, col:col + size] = orbits[t].q
+    for row, (o, size) in enumerate(zip(chosen, sizes)):
+        mat[2 * row, col:col + size] = o.p
+        mat[2 * row + 1, col:col + size] = o.q
         col += size
     # the orbit rows sum to the stored rows' sums (accepted when M was built): no second row-sum check
     orbit_mech = MarkovOperator(mat, row_sum_atol=1.0)
-    inner = privacy_profile(orbit_mech, [(2 * r, 2 * r + 1) for r in range(len(used))])
+    inner = privacy_profile(orbit_mech, [(2 * r, 2 * r + 1) for r in range(len(chosen))])
     rel_norm = operator_error(M).rel
-    rel = max((orbits[t].rel_error for t in used), default=0.0)
+    rel = max((o.rel_error for o in chosen), default=0.0)
     if rel or rel_norm:
         rel = math.nextafter(((1.0 + rel) * (1.0 + rel_norm) - 1.0) * (1.0 + 4 * UNIT_ROUNDOFF), math.inf)
     if name is None:

@@ -373,6 +373,11 @@ class FrequencyEstimator:
         ``A Sigma A^T`` with ``Sigma = (diag(pi) - pi pi^T) / n`` (``population="sampled"``: users draw their
         values i.i.d. from the frequencies) or ``(diag(pi) - P^T diag(f) P) / n`` (``"fixed"``: exactly
         ``n f_x`` users hold x, as in Wang et al. 2017), ``pi = P^T f``. See the class notes.
+
+        ``"fixed"`` is computed as a sum of positive semi-definite terms without cancellation (up to
+        ``k^3 m`` = 2^28 operations, k inputs, m outputs; :func:`_fixed_covariance_centered`): for a nearly
+        noiseless channel the covariance is tiny against ``A diag(pi) A^T`` and the difference above lost
+        up to 1e-5 of it. Larger channels use the difference.
         """
         self._need_linear("covariance")
         f = check_distribution(frequencies, "frequencies", size=len(self.inputs))
@@ -383,6 +388,9 @@ class FrequencyEstimator:
         if population == "sampled":
             sigma = np.diag(pi) - np.outer(pi, pi)
         else:
+            k, m = P.shape
+            if k * k * k * m <= _CENTERED_WORK:
+                return _fixed_covariance_centered(self._A, P, f, total)
             sigma = np.diag(pi) - P.T @ (f[:, None] * P)
         cov = self._A @ sigma @ self._A.T / total
         return 0.5 * (cov + cov.T)
@@ -394,3 +402,41 @@ class FrequencyEstimator:
     def mse(self, frequencies: Any, n: float, *, population: str = "sampled") -> float:
         """Expected squared error ``E ||f^ - f||^2`` of the unbiased estimate: the trace of :meth:`covariance`."""
         return float(np.sum(self.variances(frequencies, n, population=population)))
+
+
+#: The largest ``k^3 m`` (k inputs, m outputs) for which the fixed-population covariance is summed in its
+#: cancellation-free form (each term a k x m block times its transpose).
+_CENTERED_WORK = 1 << 28
+
+
+def _fixed_covariance_centered(A: np.ndarray, P: np.ndarray, f: np.ndarray, n: float) -> np.ndarray:
+    """``A (diag(pi) - P^T diag(f) P) A^T / n`` without cancellation.
+
+    With the rows ``w = P_x`` normalised (the stored rows stand for them), ``diag(w) - w w^T`` is the covariance
+    of a one-hot draw from w, so ``A (diag(w) - w w^T) A^T = sum_y w_y (a_y - m)(a_y - m)^T`` with ``a_y``
+    column y of A and ``m = A w = sum_z w_z a_z``: a sum of positive semi-definite terms. Each
+    ``a_y - m = sum_{z != y} w_z (a_y - a_z)`` is formed as ``r_y a_y - (m - w_y a_y)`` with
+    ``r_y = sum_{z != y} w_z``; for the one y where ``w_y > 1/2`` (the only place ``a_y`` and ``m`` can nearly
+    coincide) both ``r_y`` and ``m - w_y a_y`` are summed over ``z != y`` directly, never as differences of
+    nearly equal numbers. The result is then ``sum_x f_x`` of those terms, over n.
+    """
+    k = P.shape[0]
+    At = A.T  # row y: a_y
+    out = np.zeros((k, k))
+    for x in range(k):
+        if f[x] == 0.0:
+            continue
+        w = P[x] / P[x].sum()
+        total = float(w.sum())
+        rest = total - w
+        mean = At.T @ w
+        partial = mean[None, :] - w[:, None] * At  # m - w_y a_y
+        big = int(np.argmax(w))
+        if w[big] > 0.5 * total:
+            others = np.arange(w.size) != big
+            rest[big] = float(w[others].sum())
+            partial[big] = At[others].T @ w[others]
+        D = rest[:, None] * At - partial
+        out += f[x] * ((D * w[:, None]).T @ D)
+    out /= n
+    return 0.5 * (out + out.T)

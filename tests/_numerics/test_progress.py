@@ -72,7 +72,7 @@ def test_none_shows_after_the_delay(fast):
     buf = io.StringIO()
     with progress_bar(4, "pairs", unit="pairs", stream=buf) as bar:
         _work(bar)
-    assert "pairs:" in buf.getvalue() and "/4 [" in buf.getvalue()  # tqdm throttles: not every count is drawn
+    assert "pairs:" in buf.getvalue() and "/4 pairs [" in buf.getvalue()  # throttled: not every count is drawn
 
 
 def test_true_shows_at_once():
@@ -154,7 +154,37 @@ def test_lines_mode_unknown_total(fast):
     with progress_mode("lines"):
         with progress_bar(None, "blocks", unit="block", stream=buf) as bar:
             _work(bar, steps=3, pause=0.06)
-    assert "blocks: 3/? block" in buf.getvalue() or "blocks: 3 block" in buf.getvalue()
+    text = buf.getvalue()
+    assert "blocks: 3 block [" in text
+    assert "/?" not in text and "<" not in text  # issue 18: no "3/?" and no remaining "<00:00" for an open total
+
+
+class _Log(io.StringIO):
+    """stderr redirected to a file: not a terminal."""
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_auto_mode_prints_plain_lines_when_the_stream_is_not_a_terminal(fast):
+    """Issue 18: Python progress in a log was tqdm bars joined by carriage returns; now plain lines, as the CLI."""
+    buf = _Log()
+    with progress_bar(4, "pairs", unit="pairs", stream=buf) as bar:  # mode "auto", the default
+        _work(bar, steps=4, pause=0.06)
+    text = buf.getvalue()
+    assert text and "\r" not in text and "\x1b" not in text
+    assert text.splitlines()[-1].startswith("pairs: 4/4 pairs")
+
+
+def test_auto_mode_draws_tqdm_on_a_terminal(fast):
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    buf = Tty()
+    with progress_bar(4, "pairs", unit="pairs", stream=buf) as bar:
+        _work(bar, steps=4, pause=0.06)
+    assert "\r" in buf.getvalue()  # tqdm redraws its bar in place on a terminal
 
 
 def test_lines_mode_nested_bars_have_no_cursor_escapes(fast):
@@ -170,3 +200,15 @@ def test_lines_mode_nested_bars_have_no_cursor_escapes(fast):
     lines = text.splitlines()
     assert any(line.startswith("pairs: 3/3") for line in lines) and lines[-1].startswith("stages: 2/2")
     assert all(line.startswith(("pairs: ", "stages: ")) for line in lines)
+
+
+def test_tables_align_numbers_right_and_text_left():
+    """Issue 18 (reports): text columns were right-aligned in the HTML reports."""
+    from chainamp._numerics import html_table, text_table
+
+    rows = [["tight", 0.5, "\u2248 0", "no better than M here"], ["ldp", 1.25, "-", ""]]
+    html = html_table(["source", "eps", "delta", "note"], rows)
+    assert '<td>tight</td><td class="num">0.5</td><td class="num">\u2248 0</td><td>no better than M here</td>' in html
+    assert '<th>source</th><th class="num">eps</th>' in html
+    lines = text_table(["source", "eps", "delta", "note"], rows).splitlines()
+    assert lines[2].startswith("tight    0.5    \u2248 0  no better") and lines[3] == "ldp     1.25      -"

@@ -302,8 +302,8 @@ def test_reports_whose_envelope_keeps_mass_at_infinite_loss_compose():
         assert prof.delta(e) >= exact - 1e-12
 
 
-def test_a_list_of_pairs_is_read_as_points_as_amplify_reads_it():
-    pts = [(0.5, 0.5), (0.9, 0.1)]
+def test_a_list_of_dp_is_read_as_points_as_amplify_reads_it():
+    pts = [DP(0.5, 0.5), DP(0.9, 0.1)]
     assert compose([pts]).delta(0.0) == compose([PrivacyProfile.from_points(pts)]).delta(0.0)
 
 
@@ -316,3 +316,25 @@ def test_the_fft_rounding_bound_is_carried_into_the_profile():
     raw = PLDProfile(many.pld, name="same masses, no slack", source="test")
     for e in (0.0, 5.0, 20.0):
         assert many.delta(e) >= raw.delta(e) + many.slack
+
+
+def test_compose_takes_a_list_of_dp_points_as_amplify_does():
+    """Issue 18.5: a list of DP is one item meeting each point (PrivacyProfile.from_points), as in amplify."""
+    pts = [DP(1.0, 0.0), DP(0.5, 1e-3)]
+    got = compose([pts], progress=False)
+    ref = compose([PrivacyProfile.from_points(pts)], progress=False)
+    for eps in (0.0, 0.3, 0.7, 1.0):
+        assert got.delta(eps) == ref.delta(eps)
+    assert got.delta(0.0) <= PrivacyProfile.from_points(pts).delta(0.0) + 1e-6
+
+
+def test_compose_refuses_rows_of_two_numbers_that_read_two_ways():
+    """Issue 18.6: [[0.9, 0.1], [0.1, 0.9]] gave 0.480 as points where the binary mechanism's delta(0) is 0.8."""
+    with pytest.raises(TypeError, match=r"items\[0\] is a nested list of pairs of numbers, \[\[0.9, 0.1\], "
+                                        r"\[0.1, 0.9\]\], which reads two ways: write \(epsilon, delta\) points as "
+                                        r"\[DP\(0.9, 0.1\), DP\(0.1, 0.9\)\] .* MarkovOperator\(\[\[0.9, 0.1\]"):
+        compose([[[0.9, 0.1], [0.1, 0.9]]])
+    matrix = compose([np.array([[0.9, 0.1], [0.1, 0.9]])], progress=False)
+    assert 0.8 <= matrix.delta(0.0) <= 0.8 + 1e-6  # the explicit matrix spelling: TV distance of the rows
+    points = compose([[DP(0.9, 0.1), DP(0.1, 0.9)]], progress=False)
+    assert points.delta(0.0) < 0.5  # the explicit points spelling is another mechanism altogether

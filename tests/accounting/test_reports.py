@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -338,3 +339,17 @@ def test_progress_false_is_silent_even_when_slow(capsys, monkeypatch):
     M, K = _one_bit(0.5, 0.5, 0.75)
     amplify_reports(M, K, 3, progress=False)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("tiny, expected", [(1e-310, "only one report (reports = 1, K itself) can be certified"),
+                                            (1e-300, "only one report (reports = 1, K itself) can be certified"),
+                                            (1e-100, "at most 3 memoized reports of this K can be certified")],
+                         ids=["subnormal", "1e-300", "1e-100"])
+def test_memoized_refusal_names_what_can_be_certified(tiny, expected):
+    """Issue 18: "at most 0 memoized reports" was printed while reports = 1 works."""
+    import chainamp as ca
+
+    K = ca.MarkovOperator([[1.0 - tiny, tiny], [0.5, 0.5]])
+    assert ca.amplify_reports(ca.DP(1.0), K, 1).best.epsilon <= 1.0  # one report: K itself
+    with pytest.raises(InvalidParameterError, match=re.escape(expected)):
+        ca.amplify_reports(ca.DP(1.0), K, 4)

@@ -127,7 +127,7 @@ def test_list_of_points_sound_for_a_mechanism_meeting_them(points):
     prof = PrivacyProfile.randomized_response(2, e_rr)
     assert all(prof.delta(e) <= d for e, d in points)  # R really satisfies every point
     K = _normalise([[0.6, 0.3, 0.1], [0.1, 0.2, 0.7]])
-    rep = amplify(points, MarkovOperator(K))
+    rep = amplify([DP(*p) for p in points], MarkovOperator(K))
     assert_all_sound(rep, lambda e: exact_pipeline_delta(R, K, e), mp.mpf("1e-40"))
 
 
@@ -219,7 +219,7 @@ def test_gaussian_profile_with_almost_no_noise(sigma, sens, eps):
     (DP(1.0, 0.1), MarkovOperator([[1.0], [1.0]]), {}),
     (DP(0.0), MarkovOperator(np.eye(2)), {}),
     (DP(1.0, 1.0), mechanisms.randomized_response(3, 1.0), {}),
-    (((1.0, 0.0), (0.5, 1e-3)), mechanisms.randomized_response(3, 1.0), {}),
+    ((DP(1.0, 0.0), DP(0.5, 1e-3)), mechanisms.randomized_response(3, 1.0), {}),
     (DP(1.0), MarkovOperator(np.eye(2), inputs=[(0, 1), (1, 0)]), {"inputs": [(0, 1)]}),
     (PrivacyProfile.from_callable(lambda e: math.exp(-e), name="exp"), mechanisms.randomized_response(3, 1.0),
      {"delta": 1e-3}),

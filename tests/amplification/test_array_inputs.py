@@ -30,8 +30,19 @@ def test_amplify_accepts_a_numpy_array_as_finite_mechanism():
     assert got.best.epsilon == amplify(MarkovOperator(M.matrix), MarkovOperator(RR)).best.epsilon
 
 
-def test_nested_list_mechanism_stays_a_list_of_points():
-    assert amplify([[1.0, 0.0], [0.5, 1e-3]], RR, delta=1e-3).mechanism.kind == "points"
+def test_points_are_dp_objects_and_the_two_way_nested_list_is_refused():
+    """Issue 18.6: [[1.0, 0.0], [0.5, 1e-3]] is (eps, delta) points or a 2-column matrix: refused, both spellings
+    shown; points as DP objects (or PrivacyProfile.from_points), a matrix as an array or MarkovOperator."""
+    assert amplify([ca.DP(1.0, 0.0), ca.DP(0.5, 1e-3)], RR, delta=1e-3).mechanism.kind == "points"
+    with pytest.raises(TypeError, match=r"mechanism is a nested list of pairs of numbers, \[\[1.0, 0.0\], "
+                                        r"\[0.5, 0.001\]\], which reads two ways: write \(epsilon, delta\) points as "
+                                        r"\[DP\(1.0, 0.0\), DP\(0.5, 0.001\)\] or PrivacyProfile.from_points\(.*"
+                                        r"MarkovOperator\(\[\[1.0, 0.0\], \[0.5, 0.001\]\]\) or np.array"):
+        amplify([[1.0, 0.0], [0.5, 1e-3]], RR, delta=1e-3)
+    with pytest.raises(TypeError, match=r"mechanism mixes DP points with other values .* write every point as DP"):
+        amplify([ca.DP(1.0, 0.0), (0.5, 1e-3)], RR, delta=1e-3)
+    three = [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25]]  # rows of 3 numbers read only one way: a matrix
+    assert amplify(three, np.eye(3)).mechanism.kind == "finite"
 
 
 @pytest.mark.parametrize("K, err, match", [

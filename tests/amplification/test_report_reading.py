@@ -148,7 +148,7 @@ def test_every_presentation_starts_with_the_headline(request, name, says):
 def test_headline_of_a_list_of_points_claims_the_worst_case():
     """A list of points now has its exact profile (the intersection of the points' regions, realised by a
     finite dominating pair), so the tight bound along it is attained and the headline may say so."""
-    r = ca.amplify([(1.0, 1e-3), (2.0, 0.0)], K5)
+    r = ca.amplify([ca.DP(1.0, 1e-3), ca.DP(2.0, 0.0)], K5)
     assert r.mechanism.profile.exact
     assert "no black-box analysis can certify less" in r.headline and "is at most this" not in r.headline
 
@@ -171,3 +171,17 @@ def test_nothing_certified_says_so():
     r = ca.amplify(ca.DP(1.0, 0.5), ca.MarkovOperator([[1.0, 0.0], [0.0, 1.0]]), delta=1e-9)
     assert not math.isfinite(r.best.epsilon)
     assert r.headline.startswith("Nothing is certified at delta' <= 1e-09")
+
+
+def test_a_row_above_the_target_delta_is_marked():
+    """Issue 18 (reports): theorem1.doeblin certifies (0.9685, 0.1646) at target delta' = 0: not a bound at the
+    target, and its row now says so (with the key below the table)."""
+    r = ca.amplify(ca.DP(2.0), K5)
+    text = str(r)
+    row = next(line for line in text.splitlines() if line.startswith("theorem1.doeblin"))
+    assert row.rstrip().endswith("delta' above the target")
+    assert "delta' above the target: the source certifies no delta' at or below the target" in text
+    for line in text.splitlines():
+        if line.startswith(("tight", "ldp", "theorem1.ultra_mixing")):
+            assert "above the target" not in line
+    assert "delta&#x27; above the target" in r._repr_html_() or "delta' above the target" in r._repr_html_()

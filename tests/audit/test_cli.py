@@ -395,3 +395,39 @@ def test_coefficients_report_draws_the_operator(tmp_path, capsys, rr_csv):
     assert code == EXIT_OK and "report written to" in err
     assert "![the operator K plot](c-plot-1.png)" in out_file.read_text(encoding="utf-8")
     assert (tmp_path / "c-plot-1.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_coarsening_dataset_report_is_written(tmp_path, capsys):
+    """Issue 18.1: the shipped coarsening pipeline (finite M, deterministic K) draws its report."""
+    pytest.importorskip("matplotlib")
+    pipeline = Path(__file__).resolve().parents[2] / "datasets" / "coarsening" / "pipeline.toml"
+    out_file = tmp_path / "c.html"
+    code, out, err = run(capsys, ["audit", str(pipeline), "--report", str(out_file), "--no-progress"])
+    assert code in (EXIT_OK, EXIT_CLAIM_FAILED), err
+    assert "report written to" in err and out_file.stat().st_size > 0
+
+
+def test_report_drawing_failure_is_not_invalid_input(tmp_path, capsys, monkeypatch):
+    """Issue 18.1: a bug in the report writer exits 3 after the results, never 2 ("invalid input")."""
+    import chainamp.audit.report as creport
+    from chainamp.audit.cli import EXIT_REPORT_FAILED
+
+    def broken(*args, **kwargs):
+        raise TypeError("Axes.plot() got multiple values for keyword argument 'color'")
+
+    monkeypatch.setattr(creport, "write_report", broken)
+    out_file = str(tmp_path / "r.html")
+    code, out, err = run(capsys, ["audit", write(tmp_path, "p.toml", GOOD), "--report", out_file])
+    assert code == EXIT_REPORT_FAILED != EXIT_INVALID
+    assert "certified bounds" in out  # the results are printed before the report is drawn
+    assert_one_line_error(err, f"--report: {out_file}: the report could not be drawn (TypeError: Axes.plot()",
+                          "bug in chainamp's report writer")
+
+
+def test_demo_prints_rounding_residues_as_zero(capsys):
+    """Issue 18: the (gamma, 1)-Dobrushin of 5-ary RR at eps = 1 (exactly 0, certified 3.6e-16) read as data."""
+    code, out, _ = run(capsys, ["demo"])
+    assert code == EXIT_OK
+    row = next(line for line in out.splitlines() if line.startswith("5-ary randomized response, eps=1"))
+    assert "e-16" not in row and "\u2248 0" in row
+    assert "\u2248 0: a certified upper bound at rounding level (at most 1e-12" in out

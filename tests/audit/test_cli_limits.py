@@ -174,7 +174,8 @@ def test_progress_lines_on_a_non_tty_stderr(tmp_path, capsys, monkeypatch, fast_
     assert lines and all(line.startswith("audit p.toml: ") for line in lines), err
     assert "\r" not in err and "\x1b" not in err
     assert any("amplify" in line for line in lines) and any("claim 1 of 1" in line for line in lines)
-    assert lines[-1].startswith("audit p.toml: 2/? stage")
+    assert lines[-1].startswith("audit p.toml: 2 stage [")
+    assert "/?" not in err and "<" not in err  # an open total shows no "2/?" and no remaining "<00:00"
 
 
 def test_no_progress_turns_it_off(tmp_path, capsys, monkeypatch, fast_progress):

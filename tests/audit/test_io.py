@@ -329,3 +329,23 @@ def test_csv_in_another_layout_says_what_is_expected(tmp_path, content):
     with pytest.raises(InvalidOperatorError, match=r"K\.csv: not a readable numeric CSV matrix \(.*\); expected "
                                                    r"comma-separated numbers, one matrix row per line, # comments"):
         cio.load_operator(path)
+
+
+def test_audit_progress_means_what_it_means_everywhere(tmp_path, capsys, monkeypatch):
+    """Issue 18: audit(path, progress=True) raised TypeError, and progress=False still printed an inner bar."""
+    from chainamp._numerics import progress as P
+    from conftest import TWO_STAGE_RR
+
+    monkeypatch.setattr(P, "PROGRESS_DELAY", 0.0)  # every bar, inner ones included, would show at once
+    path = tmp_path / "p.toml"
+    path.write_text(HEAD + TWO_STAGE_RR + "[[claims]]\nepsilon = 0.7\n", encoding="utf-8")
+    capsys.readouterr()
+    assert cio.audit(str(path), progress=False).ok
+    assert capsys.readouterr().err == ""
+    assert cio.audit(str(path), progress=True).ok
+    err = capsys.readouterr().err
+    assert "audit: " in err and "\r" not in err  # stderr is no terminal here: plain lines
+    said: list = []
+    assert cio.audit(str(path), progress=said.append).ok and said[0] == "amplify"
+    with pytest.raises(TypeError, match=r"progress must be None, True or False \(got 'yes'\)"):
+        cio.audit(str(path), progress="yes")

@@ -35,6 +35,17 @@ def _line(ax, prefix: str):
     return hits[0]
 
 
+def _legend_names(ax) -> list[str]:
+    """Every source the legend names: its own line, or listed in the "under M's curve" / "not drawn" entries."""
+    names = []
+    for lab in _labels(ax):
+        if lab.startswith(("under M's curve", "not drawn")):
+            names += [n.strip() for n in lab.replace("\n", " ").split("): ", 1)[1].split(",")]
+        elif not lab.startswith(("input M", "target", "best", "faded")):
+            names.append(lab.split(" (")[0])
+    return names
+
+
 # ------------------------------------------------------------------ plot_report
 @pytest.fixture(scope="module")
 def dp_report():
@@ -51,9 +62,7 @@ def test_report_one_line_per_source_and_input(dp_report):
     fig = plot_report(dp_report)
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
-    names = sorted(lab.split(" (")[0] for lab in _labels(ax)
-                   if not lab.startswith(("input M", "target", "best", "faded")))
-    assert names == sorted(s.name for s in dp_report.sources)  # exactly one line per source
+    assert sorted(_legend_names(ax)) == sorted(s.name for s in dp_report.sources)  # each source named once
     assert _line(ax, "input M: ").get_label() == f"input M: {dp_report.mechanism.description}"
     assert not [lab for lab in _labels(ax) if lab.startswith("exact")]
     assert ax.get_yscale() == "log"
@@ -93,10 +102,10 @@ def test_report_curves_are_the_certified_numbers(finite_report):
 
 
 def test_report_marks_where_delta_reaches_zero():
-    # pure input: the ultra-mixing clause gives delta' = 0 from its epsilon' on
+    # pure input: the Doeblin clause gives delta' = 0 from its epsilon' on (ultra-mixing too, under M's curve)
     r = ca.amplify(ca.DP(1.0), ca.MarkovOperator(krr_matrix(3, 1.0)))
     ax = plot_report(r).axes[0]
-    line = _line(ax, "theorem1.ultra_mixing")
+    line = _line(ax, "theorem1.doeblin")
     assert "(0 from eps' = " in line.get_label()
     markers = [ln for ln in ax.get_lines() if ln.get_gid() == "zero-marker"]
     assert markers and all(ln.get_marker() == "v" for ln in markers)
@@ -317,3 +326,44 @@ def test_wrong_report_type(dp_report, fn, arg, match):
         arg = dp_report
     with pytest.raises(TypeError, match=match):
         fn(arg)
+
+
+def test_report_of_finite_input_then_deterministic_K_draws():
+    """Issue 18.1: a finite M then a deterministic K (the exact curve has a color, and a faded part)."""
+    from chainamp import mechanisms
+
+    report = ca.amplify(mechanisms.randomized_response(4, 2.0), np.eye(4))
+    fig = report.plot()
+    ax = fig.axes[0]
+    exact = _line(ax, "exact")
+    faded = [ln for ln in ax.get_lines() if ln.get_gid() == "no-better"]
+    assert faded and all(ln.get_color() == exact.get_color() for ln in faded if ln.get_label() == "_exact no better than M")
+
+
+def test_report_legend_names_only_visible_curves_and_m_on_top():
+    """Issue 18 (reports): no legend line for a curve that draws nothing (no better than M at any eps': under
+    M's curve), no curve for a source the table says does not apply, M's dashed curve above every other."""
+    from chainamp import mechanisms
+
+    K = mechanisms.randomized_response(5, 1.0)
+    dp = ca.amplify(ca.DP(2.0), K)
+    ax = plot_report(dp).axes[0]
+    visible = {ln.get_label().split(" (")[0] for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+    for ln in ax.get_lines():
+        if ln.get_label().split(" (")[0] in {s.name for s in dp.sources}:
+            assert np.isfinite(np.asarray(ln.get_ydata(), dtype=float)).any(), ln.get_label()
+    under = [lab for lab in _labels(ax) if lab.startswith("under M's curve")]
+    assert len(under) == 1 and "theorem1.dobrushin" in under[0] and "theorem1.dobrushin" not in visible
+    assert sorted(_legend_names(ax)) == sorted(s.name for s in dp.sources)
+    m_line = _line(ax, "input M: ")
+    assert all(m_line.get_zorder() > ln.get_zorder() for ln in ax.get_lines() if ln is not m_line
+               and ln.get_gid() != "zero-marker" and not ln.get_label().startswith("best"))
+
+    finite = ca.amplify(mechanisms.randomized_response(5, 2.0), K)
+    assert "theorem1.doeblin" not in {b.source for b in finite.bounds}  # "does not apply" in the table
+    ax = plot_report(finite).axes[0]
+    assert not [ln for ln in ax.get_lines() if ln.get_label().startswith(("theorem1.doeblin", "_theorem1.doeblin"))]
+    assert any(lab.replace("\n", " ").startswith("not drawn (does not apply, see the table): theorem1.doeblin")
+               for lab in _labels(ax))
+    title = ax.get_legend().get_title().get_text()
+    assert "the curve reaches delta' = 0 at eps' = x" in title and "delta' = 0 from x on" not in title

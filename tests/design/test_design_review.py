@@ -59,3 +59,25 @@ def test_an_lp_past_the_size_limit_is_refused_before_it_is_built(call, match):
 def test_the_size_limit_does_not_refuse_a_design_that_needs_no_lp():
     r = optimal_post_processing(ca.mechanisms.randomized_response(5, 0.5), 1.0, max_lp_nonzeros=1)
     assert "already meets the target" in r.notes[0]
+
+
+def _rows_off_by_one_ulp() -> np.ndarray:
+    """A 3x3 mechanism whose row 1 sums to 1 - 1 ulp in floating point (a normalised random draw, issue 18.3)."""
+    M = np.array([[0.02089053115964342, 0.5711827132148403, 0.40792675562551634],
+                  [0.23198402839841684, 0.554702073152752, 0.2133138984488311],
+                  [0.4577769257967349, 0.13530646452325268, 0.4069166096800124]])
+    assert M[1].sum() == 1.0 - 2.0**-53
+    return M
+
+
+@pytest.mark.parametrize("neighbors", [None, [(0, 1), (1, 2)]], ids=["all-pairs", "path"])
+def test_epsilon_zero_with_rows_one_ulp_off(neighbors):
+    """Issue 18.3: eps = delta = 0 after an M whose rows sum to 1 +- 1 ulp is designed, not a SolverError."""
+    from chainamp.design import optimal_post_processing
+
+    r = optimal_post_processing(_rows_off_by_one_ulp(), 0.0, neighbors=neighbors)
+    assert r.report.epsilon_at(0.0) == 0.0 and r.repair == 0.0
+    rows = r.K.matrix if neighbors is None else r.report.mechanism.matrix.matrix @ r.K.matrix
+    if neighbors is None:  # the closed form: a constant operator (identical rows)
+        assert np.array_equal(rows, np.repeat(rows[:1], rows.shape[0], axis=0))
+    assert r.dual_bound <= r.objective <= r.dual_bound + 1e-7

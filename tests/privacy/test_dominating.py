@@ -182,7 +182,7 @@ def test_amplify_point_list_tight_bound_is_the_worst_case():
                   [0.9904780610576417, 0.009521938942358336], [0.41560067772855647, 0.5843993222714435]])
     K /= K.sum(axis=1, keepdims=True)
     target = 4.982763504667687e-06
-    new = amplify(pts, MarkovOperator(K), delta=target).source_epsilon("tight")
+    new = amplify([DP(*p) for p in pts], MarkovOperator(K), delta=target).source_epsilon("tight")
     old = amplify(_old_envelope(pts), MarkovOperator(K), delta=target).source_epsilon("tight")
     assert old / new > 1.2
 

@@ -110,3 +110,29 @@ def test_dense_behaviour_unchanged_for_small_filters():
 def test_validation(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         mechanisms.rappor_pipeline(**kwargs)
+
+
+@pytest.mark.parametrize("m", [63, 64, 128], ids=["m63", "m64", "m128"])
+def test_custom_bloom_filters_past_int64(m):
+    """Issue 18.4: custom filter lists at m >= 64 (2^m inputs, past int64) give the m = 8 profile: the extra
+    coordinates are 0 in every filter, so they add nothing to any pair's divergence."""
+    ones = [(0, 5), (3, 7), (6,)]
+    big = mechanisms.rappor_pipeline(m, 2, bloom_filters=[tuple(int(i in s) for i in range(m)) for s in ones])
+    small = mechanisms.rappor_pipeline(8, 2, bloom_filters=[tuple(int(i in s) for i in range(8)) for s in ones])
+    assert big.mechanism.shape[0] == 3 and big.mechanism.inputs == tuple(
+        tuple(int(i in s) for i in range(m)) for s in ones)
+    got, ref = privacy_profile(big.one_report), privacy_profile(small.one_report)
+    for eps in (0.0, 0.5, 1.0):
+        assert got.delta(eps) == pytest.approx(ref.delta(eps), rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("f", [0.5, 0.25, 0.75, 0.1, 0.01, 1 - 1e-9, 1.0], ids=lambda f: f"f{f:g}")
+@pytest.mark.parametrize("h", [1, 2, 3], ids=["h1", "h2", "h3"])
+def test_epsilon_inf_is_rounded_up(f, h):
+    """Issue 18: epsilon_inf was 1 ulp BELOW the exact 2h log((1 - f/2)/(f/2)) (f = 0.5, h = 2 among others)."""
+    got = mechanisms.rappor_pipeline(4, h, f=f).epsilon_inf
+    with mp.workdps(60):
+        half = mp.mpf(f) / 2
+        exact = 2 * h * mp.log((1 - half) / half)
+        assert exact <= got
+        assert got - exact <= mp.mpf(2) ** -40 * max(exact, mp.mpf(2) ** -40) + 64 * mp.mpf(2) ** -53 * 2 * h
