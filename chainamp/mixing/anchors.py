@@ -17,7 +17,7 @@ new eps starts from bounds derived from the anchors, all valid for the TRUE dive
 
 Each float evaluation is pushed up by its own rounding: ``c_b - c`` by ``3u (c_b + c)``, the chord by
 ``tau |U_b - U_a| + 4u (U_a + U_b)`` with ``tau`` a bound on the error of t (``math.exp`` is within
-``2u``). Then the best pairs by these bounds are evaluated with the tile kernels' rigorous bounds;
+``2u``; the anchors' ``e^{eps_k}`` are rounded up, :func:`_exp_up`). Then the best pairs by these bounds are evaluated with the tile kernels' rigorous bounds;
 every pair whose bound is below the best certified lower bound is out; if few pairs remain they are
 evaluated, else everything is rescanned. The result is the largest bound left (never below the
 exact maximum), the witness its first pair in row-major order. Results may differ in the last
@@ -86,7 +86,8 @@ def _snapshot(prep: _Prep, touch=()) -> dict:
 
 
 def _exp_up(eps: float) -> float:
-    return math.exp(eps)
+    """``e^eps`` rounded up: ``math.exp`` (within one ulp: at most 0.503 ulp measured on glibc) pushed one float up."""
+    return math.nextafter(math.exp(eps), math.inf)
 
 
 def _from_anchors(prep: _Prep, eps: float, c: float, idx: np.ndarray | None = None) -> np.ndarray | None:

@@ -319,14 +319,16 @@ def _row_kernel(task: tuple) -> tuple:
 
 
 def _row_stats_kernel(task: tuple) -> tuple:
-    """Rows pass on the kept columns: ``max |log p|`` over positive entries and each row's sum."""
+    """Rows pass on the kept columns: ``max |log p|`` over positive entries and each row's deviation from 1,
+    ``sum(row) - 1`` correctly rounded (``math.fsum``: exactly 0 iff the row's exact sum is 1; a float sum can
+    be off by ``(m - 1) u``, which the normalisation would then miss)."""
     data, rows, cols = task
     R = _block_rows(data, rows)
     if cols is not None:
         R = R[:, cols]
     pos = R[R > 0]
     big = float(np.max(np.abs(np.log(pos)))) if pos.size else 0.0
-    return big, np.asarray(R.sum(axis=1), dtype=float)
+    return big, np.array([math.fsum(np.append(r, -1.0)) for r in R], dtype=float)
 
 
 def chord_upper(grid: np.ndarray, unit_grid: np.ndarray, unit_pure: np.ndarray, e: float,

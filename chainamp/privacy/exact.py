@@ -230,12 +230,13 @@ class ExactProfile(PrivacyProfile):
         return idx[idx < count]
 
     def _eval_max(self, eps: np.ndarray) -> np.ndarray:
-        """The profile of the row-normalised mechanism. Stored rows whose sums are off 1 by more than rounding
-        (``rho`` = the largest deviation, plus the sums' own rounding) stand for their normalised rows
+        """The profile of the row-normalised mechanism. Stored rows whose exact sums are not 1
+        (``rho`` = the largest exact deviation, rounded up) stand for their normalised rows
         ``P / s`` with ``s`` in ``[1 - rho, 1 + rho]``, so ``sum [P_u / s_u - a P_v / s_v]_+ <= (1 / (1 - rho))
         sum [P_u - a r P_v]_+`` with ``r = (1 - rho) / (1 + rho)``: the stored rows' value at
         ``eps - log(1 / r)``, divided by ``1 - rho``; below 0 that shifted eps uses ``H_a <= delta(0) + (1 - a)
-        (1 + rho)``. Rows summing to 1 within rounding are used as stored (``rho = 0``)."""
+        (1 + rho)``. Rows whose exact sum is 1 are used as stored (``rho = 0``); ``rho`` is the exact largest
+        deviation rounded up (:func:`._exact_stream._row_stats_kernel`), never a float sum's."""
         rho = self._row_dev
         if rho == 0.0:
             return self._eval_stored(eps)
@@ -324,12 +325,12 @@ def _prepare(op, space: st.PairSpace, data) -> dict:
         keep |= st._row_kernel((data, used[k:k + step]))
     cols = None if keep.all() else np.flatnonzero(keep)
     m = int(keep.sum())
-    big, sums = 0.0, []
+    big, devs = 0.0, []
     for k in range(0, used.size, step):
-        b, s = st._row_stats_kernel((data, used[k:k + step], cols))
+        b, d = st._row_stats_kernel((data, used[k:k + step], cols))
         big = max(big, b)
-        sums.append(s)
-    return {"cols": cols, "m": m, "big": big, "sums": np.concatenate(sums)}
+        devs.append(d)
+    return {"cols": cols, "m": m, "big": big, "devs": np.concatenate(devs)}
 
 
 def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None, progress: bool | None = None,
@@ -428,9 +429,11 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None, p
         equal = equal and eq
     unit_top = np.concatenate(tops)
     top = float(unit_top.max())
-    sums = prep["sums"]
-    dev = float(np.max(np.abs(sums - 1.0)))
-    row_dev = dev + (m + 2) * UNIT_ROUNDOFF if dev > 2.0 * (m + 2) * UNIT_ROUNDOFF else 0.0
+    # the exact deviation of the row sums from 1 (fsum: correctly rounded, 0 only for exact sums of 1), rounded
+    # up; a deviation "within rounding" of a float sum still changes the normalised rows by up to (m - 1) u
+    dev = float(np.max(np.abs(prep["devs"])))
+    # (identical compared rows stay identical once normalised: their profile is 0 for every eps >= 0)
+    row_dev = math.nextafter(dev * (1.0 + 2.0 * UNIT_ROUNDOFF), math.inf) if dev > 0.0 and not equal else 0.0
     if row_dev > 0.0 and math.isfinite(top):
         top += math.log1p(2.0 * row_dev / (1.0 - row_dev))  # the widening of _eval_max shifts eps by this
     if math.isinf(top):

@@ -43,8 +43,10 @@ class ReferenceProfile:
         self.inf_u = round_up_array(self.pre_u[idx, n_lo], m, upper=1.0)
         self.inf_v = round_up_array(self.suf_v[idx, m - n_hi], m, upper=1.0)
         top = math.inf if (np.any(n_lo > 0) or np.any(n_hi > 0)) else float(max(np.max(-a[:, 0]), np.max(a[:, -1])))
-        dev = float(np.max(np.abs(P[used].sum(axis=1) - 1.0)))
-        self.row_dev = dev + (m + 2) * UNIT_ROUNDOFF if dev > 2.0 * (m + 2) * UNIT_ROUNDOFF else 0.0
+        # the exact deviation of the row sums from 1 (fsum), rounded up: 0 only for rows summing exactly to 1
+        dev = max(abs(math.fsum(list(row) + [-1.0])) for row in P[used])
+        same = all(np.array_equal(P[i], P[j]) for i, j in rows)
+        self.row_dev = math.nextafter(dev * (1.0 + 2.0 * UNIT_ROUNDOFF), math.inf) if dev > 0.0 and not same else 0.0
         if self.row_dev > 0.0 and math.isfinite(top):
             top += math.log1p(2.0 * self.row_dev / (1.0 - self.row_dev))
         if math.isinf(top):
