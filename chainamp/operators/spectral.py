@@ -14,6 +14,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._numerics import single_blas_thread
 from ..errors import SolverError
 from .chain import _check_square, _class_periods, _structure, _Structure
 from .markov import MarkovOperator
@@ -91,11 +92,17 @@ def _second_modulus(vals: np.ndarray) -> float:
     return float(np.abs(vals).max()) if vals.size else 0.0
 
 
-def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = None) -> tuple[float, str]:
-    import scipy.sparse.linalg as spla
+def _self_loop_in_one_class(K: MarkovOperator, st: _Structure) -> bool:
+    """An irreducible chain with a state that can stay put has period 1 (a cycle of length 1): no BFS needed."""
+    if len(st.members) != 1:
+        return False
+    diag = K._data.diagonal()
+    return bool(np.any(diag > 0.0))
 
+
+def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = None) -> tuple[float, str]:
     closed = np.flatnonzero(st.closed)
-    if closed.size > 1 or np.any(_class_periods(st)[closed] > 1):
+    if closed.size > 1 or (not _self_loop_in_one_class(K, st) and np.any(_class_periods(st)[closed] > 1)):
         return 0.0, "structure"  # eigenvalue 1 repeated, or a root of unity != 1 on the unit circle
     n = K.shape[0]
     if n == 1:
@@ -105,6 +112,14 @@ def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = N
     S = _reversible_form(K, np.asarray(pi).ravel()) if pi is not None and len(st.members) == 1 else None
     if S is not None and not sp.issparse(S) and n > _DENSE_EIG_MAX and np.count_nonzero(S) <= 0.05 * n * n:
         S = sp.csr_matrix(S)  # a dense array with few non-zeros (a graph walk): sparse products
+    with single_blas_thread(n > _DENSE_EIG_MAX):
+        vals, method = _eigenvalues(K, S, n)
+    return float(min(1.0, max(0.0, 1.0 - _second_modulus(np.asarray(vals))))), method
+
+
+def _eigenvalues(K: MarkovOperator, S, n: int) -> tuple[np.ndarray, str]:
+    import scipy.sparse.linalg as spla
+
     try:
         if S is not None and n <= _DENSE_EIG_MAX:
             vals, method = np.linalg.eigvalsh(S.toarray() if sp.issparse(S) else S), "symmetric"
@@ -124,7 +139,7 @@ def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = N
             method = "arpack"
     except spla.ArpackNoConvergence as exc:
         raise SolverError(f"ARPACK did not converge on the eigenvalues of K ({exc})") from None
-    return float(min(1.0, max(0.0, 1.0 - _second_modulus(np.asarray(vals))))), method
+    return vals, method
 
 
 def _gap_from_structure(K: MarkovOperator, st: _Structure) -> float:
