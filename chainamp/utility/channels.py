@@ -62,9 +62,24 @@ def compose_channel(channel: Any, name: str = "channel") -> MarkovOperator:
     return out
 
 
-def counts_vector(counts: Any, channel: MarkovOperator, name: str = "counts") -> np.ndarray:
+def check_counts_array(counts: Any, m: int, name: str = "counts") -> np.ndarray:
+    """A 1-D float array of m finite counts >= 0 (vectorised: the first bad entry is named)."""
+    vec = check_float_array(counts, name, ndim=1)
+    if vec.size != m:
+        raise InvalidParameterError(f"{name} must have one entry per output of the channel ({m}), "
+                                    f"got {vec.size}")
+    bad = ~(np.isfinite(vec) & (vec >= 0.0))
+    if np.any(bad):
+        j = int(np.flatnonzero(bad)[0])
+        _count(float(vec[j]), f"{name}[{j}]")
+    return np.array(vec, dtype=float)
+
+
+def counts_vector(counts: Any, channel: MarkovOperator, name: str = "counts", *,
+                  check_support: bool = True) -> np.ndarray:
     """Observed output counts as a float vector over ``channel.outputs``: finite, >= 0, total > 0,
-    and zero on every output the channel never produces."""
+    and zero on every output the channel never produces (``check_support=False``: the caller knows every
+    output is possible, and the channel's matrix is not formed)."""
     m = channel.shape[1]
     if isinstance(counts, Mapping):
         vec = np.zeros(m)
@@ -76,16 +91,12 @@ def counts_vector(counts: Any, channel: MarkovOperator, name: str = "counts") ->
                                             "channel") from None
             vec[j] = _count(value, f"{name}[{label!r}]")
     else:
-        vec = check_float_array(counts, name, ndim=1)
-        if vec.size != m:
-            raise InvalidParameterError(f"{name} must have one entry per output of the channel ({m}), "
-                                        f"got {vec.size}")
-        for j, v in enumerate(vec):
-            _count(v, f"{name}[{j}]")
-        vec = np.array(vec, dtype=float)
+        vec = check_counts_array(counts, m, name)
     total = float(vec.sum())
     if not total > 0.0:
         raise InvalidParameterError(f"{name} must have a positive total (got {total!r})")
+    if not check_support:
+        return vec
     impossible = (vec > 0) & (channel.matrix.sum(axis=0) == 0.0)
     if np.any(impossible):
         j = int(np.flatnonzero(impossible)[0])

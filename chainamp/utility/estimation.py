@@ -29,9 +29,13 @@ import numpy as np
 from .._numerics import (ESTIMATOR_RANK_RTOL, IBU_GAP_TOL, SUPPORT_RATE_ATOL, check_choice, check_distribution,
                          check_float_array, check_int, check_positive, fmt_number, html_table,
                          text_table)
-from ..errors import InvalidMechanismError, InvalidParameterError
+from ..errors import InvalidMechanismError, InvalidParameterError, ResourceLimitError
 from ..operators import MarkovOperator
-from .channels import compose_channel, counts_vector, support_rates
+from . import lowrank as lr
+from .channels import bit_matrix, compose_channel, counts_vector, support_rates
+from .ibu import run_ibu
+from .lowrank import StructuredCovariance
+from .structured_channels import model_of
 
 __all__ = ["FrequencyEstimator", "FrequencyEstimate"]
 
@@ -202,7 +206,7 @@ class FrequencyEstimator:
     """
 
     __slots__ = ("_channel", "_method", "_statistic", "_rank", "_A", "_b", "_support", "_max_iterations",
-                 "_gap_tol", "_P")
+                 "_gap_tol", "_P", "_model")
 
     def __init__(self, channel: Any, method: str = "unbiased", *, statistic: str = "counts",
                  rank_rtol: float = ESTIMATOR_RANK_RTOL, support_rate_atol: float = SUPPORT_RATE_ATOL,
@@ -217,13 +221,29 @@ class FrequencyEstimator:
             raise InvalidParameterError(f"statistic={statistic!r} is only for method='unbiased' (IBU inverts the "
                                         "likelihood of the full output counts)")
         self._channel = compose_channel(channel)
-        P = np.array(self._channel.matrix, dtype=float)
+        self._A = self._b = self._support = self._P = None
+        model = model_of(self._channel)
+        if model is not None and model.kind == "unary" and self._method == "unbiased" \
+                and self._statistic == "counts":
+            model = None  # least squares over all 2^k outputs: the dense path, size-checked below
+        if model is not None and model.kind == "symmetric" and self._statistic == "support":
+            bit_matrix(self._channel)  # k-RR's outputs are values, not bit tuples
+            model = None
+        self._model = model
+        if model is not None:
+            self._init_structured(model, rtol)
+            return
+        try:
+            P = np.array(self._channel.matrix, dtype=float)
+        except ResourceLimitError as exc:
+            raise ResourceLimitError(f"{exc} (FrequencyEstimator with method={self._method!r}, statistic="
+                                     f"{self._statistic!r} needs the dense channel; for a unary encoding use "
+                                     "statistic='support' or method='ibu')") from None
         P.flags.writeable = False
         self._P = P
         n_in = P.shape[0]
         U, s, Vt = np.linalg.svd(P, full_matrices=False)  # P = U diag(s) Vt
         self._rank = int(np.sum(s > rtol * s[0])) if s[0] > 0 else 0
-        self._A = self._b = self._support = None
         if self._method != "unbiased":
             return
         if self._statistic == "support":
@@ -243,6 +263,26 @@ class FrequencyEstimator:
         A.flags.writeable = False
         b.flags.writeable = False
         self._A, self._b = A, b
+
+    def _init_structured(self, model, rtol: float) -> None:
+        """k-RR or a unary encoding: rank, estimator and offset in closed form (:mod:`.structured_channels`)."""
+        k = model.k
+        self._rank = model.rank(rtol)
+        if self._method != "unbiased":
+            return
+        if model.kind == "unary":  # statistic == "support"
+            model.check_support(rtol)
+            self._support = (model.p, model.q)
+            b = np.full(k, -model.q / (model.p - model.q))
+        else:
+            if self._rank < k:
+                raise InvalidMechanismError(
+                    f"the channel is not injective enough to invert: rank {self._rank} < {k} inputs "
+                    f"(singular values below rank_rtol={rtol:g} times the largest count as zero); use "
+                    "method='ibu'")
+            b = np.zeros(k)
+        b.flags.writeable = False
+        self._b = b
 
     # ------------------------------------------------------------------ views
     @property
@@ -273,8 +313,13 @@ class FrequencyEstimator:
 
     @property
     def matrix(self) -> np.ndarray:
-        """``"unbiased"``: the n_in x m matrix A with ``f^ = A (c / n) + offset`` (read-only)."""
+        """``"unbiased"``: the n_in x m matrix A with ``f^ = A (c / n) + offset`` (read-only; formed on request for a
+        structured channel, refused with :class:`~chainamp.ResourceLimitError` when too large)."""
         self._need_linear("matrix")
+        if self._A is None:
+            A = self._model.matrix() if self._model.kind == "symmetric" else self._model.support_matrix()
+            A.flags.writeable = False
+            self._A = A
         return self._A
 
     @property
@@ -285,7 +330,8 @@ class FrequencyEstimator:
 
     def __repr__(self) -> str:
         stat = f", statistic={self._statistic!r}" if self._statistic != "counts" else ""
-        return (f"FrequencyEstimator({self._P.shape[0]}x{self._P.shape[1]} channel, method={self._method!r}"
+        n_in, m = self._channel.shape
+        return (f"FrequencyEstimator({n_in}x{m} channel, method={self._method!r}"
                 f"{stat}, rank {self._rank})")
 
     def _need_linear(self, what: str) -> None:
@@ -307,11 +353,23 @@ class FrequencyEstimator:
         -------
         FrequencyEstimate
         """
-        c = counts_vector(counts, self._channel)
+        model = self._model
+        if model is not None and model.kind == "unary":
+            Y, c = model.reports(counts)
+            n = float(c.sum())
+            if self._method == "ibu":
+                data = model.ibu_data(Y, c)
+                if data is not None:
+                    return self._ibu(model.gradient, data, n)
+                return self._ibu_dense(counts_vector(counts, self._channel), n)
+            return self.estimate_support(model.support_counts(Y, c), n)
+        c = counts_vector(counts, self._channel, check_support=model is None)
         n = float(c.sum())
         if self._method == "ibu":
-            return self._ibu(c / n, n)
-        f = self._A @ (c / n) + self._b
+            if model is not None:
+                return self._ibu(model.gradient, model.ibu_data(c / n), n)
+            return self._ibu_dense(c, n)
+        f = model.estimate(c / n) if model is not None else self._A @ (c / n) + self._b
         f.flags.writeable = False
         return FrequencyEstimate(f, self.inputs, n, self._method, self._statistic)
 
@@ -345,52 +403,96 @@ class FrequencyEstimator:
         f.flags.writeable = False
         return FrequencyEstimate(f, self.inputs, total, self._method, self._statistic)
 
-    def _ibu(self, w: np.ndarray, n: float) -> FrequencyEstimate:
-        P = self._P
-        f = np.full(P.shape[0], 1.0 / P.shape[0])
-        observed = w > 0
-        ratio = np.zeros_like(w)
-        gap = math.inf
-        iterations = 0
-        while True:
-            pi = f @ P
-            ratio[observed] = w[observed] / pi[observed]
-            g = P @ ratio
-            gap = max(float(g.max() - f @ g), 0.0)
-            if gap <= self._gap_tol or iterations >= self._max_iterations:
-                break
-            f = f * g
-            f /= f.sum()
-            iterations += 1
-        loglik = float(n * np.sum(w[observed] * np.log(pi[observed])))
+    def _ibu_dense(self, c: np.ndarray, n: float) -> FrequencyEstimate:
+        P = self._dense_channel()
+        w = c / n
+        obs = np.flatnonzero(w > 0)
+        Pobs, wobs = P[:, obs], w[obs]
+
+        def gradient(f, _):
+            pi = f @ Pobs
+            return Pobs @ (wobs / pi), float(wobs @ np.log(pi))
+
+        return self._ibu(gradient, None, n)
+
+    def _ibu(self, gradient, data, n: float) -> FrequencyEstimate:
+        k = len(self.inputs)
+        f, iterations, gap, mean_ll = run_ibu(gradient, data, k, self._gap_tol, self._max_iterations)
         f.flags.writeable = False
-        return FrequencyEstimate(f, self.inputs, n, "ibu", "counts", iterations, gap <= self._gap_tol, gap, loglik)
+        return FrequencyEstimate(f, self.inputs, n, "ibu", "counts", iterations, gap <= self._gap_tol, gap,
+                                 n * mean_ll)
+
+    def _dense_channel(self) -> np.ndarray:
+        if self._P is None:
+            P = np.array(self._channel.matrix, dtype=float)
+            P.flags.writeable = False
+            self._P = P
+        return self._P
 
     # ------------------------------------------------------------- accuracy
-    def covariance(self, frequencies: Any, n: float, *, population: str = "sampled") -> np.ndarray:
+    def covariance(self, frequencies: Any, n: float, *, population: str = "sampled", structured: bool = False
+                   ) -> np.ndarray | StructuredCovariance:
         """Covariance matrix of the unbiased estimate from n reports when the true frequencies are given.
 
         ``A Sigma A^T`` with ``Sigma = (diag(pi) - pi pi^T) / n`` (``population="sampled"``: users draw their
         values i.i.d. from the frequencies) or ``(diag(pi) - P^T diag(f) P) / n`` (``"fixed"``: exactly
-        ``n f_x`` users hold x, as in Wang et al. 2017), ``pi = P^T f``. See the class notes.
+        ``n f_x`` users hold x, as in Wang et al. 2017), ``pi = P^T f``. See the class notes. Never forms an
+        m x m matrix: ``A diag(pi) A^T = (A * pi) A^T``.
+
+        ``structured=True`` returns a :class:`StructuredCovariance` (diagonal plus low rank: O(k) memory for
+        k-RR and unary encodings, whose covariances have closed forms); the default dense k x k array is
+        refused with :class:`~chainamp.ResourceLimitError` before allocating when it would not fit (8 TB at
+        k = 10^6): :meth:`variances` and :meth:`mse` then still work, in O(k).
+
+        Examples
+        --------
+        >>> from chainamp import mechanisms
+        >>> est = FrequencyEstimator(mechanisms.randomized_response(10**6, 2.0))
+        >>> f = np.full(10**6, 1e-6)
+        >>> cov = est.covariance(f, 10**4, structured=True)
+        >>> cov.shape, cov.rank <= 6, f"{cov.trace():.6g}" == f"{est.mse(f, 10**4):.6g}"
+        ((1000000, 1000000), True, True)
         """
+        cov = self._covariance(frequencies, n, population)
+        cov = cov.structured() if isinstance(cov, lr.Terms) else cov
+        return cov if structured else cov.toarray()
+
+    def _covariance(self, frequencies: Any, n: float, population: str) -> StructuredCovariance | lr.Terms:
         self._need_linear("covariance")
         f = check_distribution(frequencies, "frequencies", size=len(self.inputs))
         total = check_positive(n, "n")
         check_choice(population, "population", _POPULATIONS)
-        P = self._P
+        model = self._model
+        if model is not None:
+            return (model.covariance(f, total, population) if model.kind == "symmetric"
+                    else model.support_covariance(f, total, population))
+        P, A = self._P, self._A
         pi = P.T @ f
+        cov = (A * pi) @ A.T
         if population == "sampled":
-            sigma = np.diag(pi) - np.outer(pi, pi)
+            u = A @ pi
+            cov -= np.outer(u, u)
         else:
-            sigma = np.diag(pi) - P.T @ (f[:, None] * P)
-        cov = self._A @ sigma @ self._A.T / total
-        return 0.5 * (cov + cov.T)
+            AP = A @ P.T
+            cov -= (AP * f) @ AP.T
+        cov = 0.5 * (cov + cov.T) / total
+        k = cov.shape[0]
+        return StructuredCovariance(np.zeros(k), cov, np.eye(k))
 
     def variances(self, frequencies: Any, n: float, *, population: str = "sampled") -> np.ndarray:
-        """Per-value variances of the unbiased estimate (the diagonal of :meth:`covariance`)."""
-        return np.diag(self.covariance(frequencies, n, population=population)).copy()
+        """Per-value variances of the unbiased estimate (the diagonal of :meth:`covariance`, in O(k) for k-RR and
+        unary encodings)."""
+        return self._covariance(frequencies, n, population).variances()
 
     def mse(self, frequencies: Any, n: float, *, population: str = "sampled") -> float:
-        """Expected squared error ``E ||f^ - f||^2`` of the unbiased estimate: the trace of :meth:`covariance`."""
-        return float(np.sum(self.variances(frequencies, n, population=population)))
+        """Expected squared error ``E ||f^ - f||^2`` of the unbiased estimate: the trace of :meth:`covariance`
+        (O(k) for k-RR and unary encodings).
+
+        Examples
+        --------
+        >>> from chainamp import mechanisms
+        >>> est = FrequencyEstimator(mechanisms.unary_encoding(10**6, 2.0, "OUE"), statistic="support")
+        >>> round(est.mse(np.full(10**6, 1e-6), 10**6, population="fixed"), 6)  # Wang et al.: 4 e^eps / (e^eps - 1)^2
+        0.72406
+        """
+        return self._covariance(frequencies, n, population).trace()

@@ -1,0 +1,248 @@
+"""Closed forms of frequency estimation on structured channels: k-ary randomized response and unary encodings.
+
+Private helpers of :mod:`.estimation`. Nothing here forms a k x k or k x 2^k array.
+
+**k-RR** (:class:`~chainamp.SymmetricChannel` over all k values): ``P = a I + o J`` with ``a = d - o``,
+``J = 1 1^T`` and row sum ``s = d + (k - 1) o``. Its singular values are ``|a|`` (k - 1 times) and ``s``, its
+inverse ``P^-1 = (I - (o / s) J) / a`` (check: ``(a I + o J)(I - (o/s) J) = a I + o J - (a o / s + k o^2 / s) J
+= a I``), so the least-squares estimator is ``f^ = (w - (o / s) sum(w)) / a`` (``w = c / n``), Wang et al.'s
+``(c_v / n - q) / (p - q)`` when ``s = 1``. Its covariance is diagonal plus rank <= 6 (:mod:`.lowrank`).
+
+**Unary encodings** (a :class:`~chainamp.operators.KroneckerOperator` on one-hot inputs with a 2 x 2 bit
+channel F; ``F[h, .]`` the hot row, ``F[c, .]`` the cold one): a report y (k bits) has
+``P(v, y) = prod_j F(x_vj, y_j) = base(y) r(y_v)`` with ``base(y) = F(c, 1)^|y| F(c, 0)^(k - |y|)`` and
+``r(b) = F(h, b) / F(c, b)``: the likelihood of y given v depends only on y_v and the number |y| of ones
+(checked against the dense matrix by brute force in the tests). Hence
+
+* the support counts ``C_v`` (reports with bit v set) have, for a fixed population, independent bits given
+  each user's value, so ``Cov(C / n) = diag(sum_x f_x Q_xv (1 - Q_xv)) / n`` with ``Q_xv = P[bit v | x]``:
+  the support estimator's covariance is DIAGONAL, ``(f_v p (1 - p) + (1 - f_v) q (1 - q)) / (n (p - q)^2)``,
+  which is Wang et al.'s ``q (1 - q) / (n (p - q)^2) + f_v (1 - p - q) / (n (p - q))`` (since
+  ``p (1 - p) - q (1 - q) = (p - q)(1 - p - q)``);
+* the iterative Bayesian update needs only the observed reports: with ``pi~(y) = sum_v f_v r(y_v)
+  = r(0) + (r(1) - r(0)) sum_{v: y_v = 1} f_v`` the factor base(y) cancels from the update
+  ``f_v <- f_v sum_y w_y r(y_v) / pi~(y)``, which costs O(number of ones in the observed reports).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._numerics import check_memory
+from ..errors import InvalidMechanismError, InvalidParameterError
+from ..operators import KroneckerOperator, MarkovOperator, SymmetricChannel
+from . import lowrank as lr
+
+__all__: list[str] = []
+
+
+def model_of(channel: MarkovOperator):
+    """The closed-form model of a structured channel, or None (then the dense code path is used)."""
+    if isinstance(channel, SymmetricChannel) and channel.positions is None and channel.k >= 2:
+        return SymmetricModel(channel)
+    if isinstance(channel, KroneckerOperator) and channel.input_family == "one-hot" and channel.shape[0] >= 2:
+        F, _ = channel.factors[0]
+        fam = getattr(channel, "_family", None)
+        if F.shape == (2, 2) and set(F.outputs) == {0, 1} and not any(isinstance(b, float) for b in F.outputs) \
+                and fam is not None:
+            return UnaryModel(channel, F, fam.hot, fam.cold)
+    return None
+
+
+def _rank(values: list[tuple[float, int]], rtol: float) -> int:
+    """Rank from singular values given as (value, multiplicity)."""
+    top = max(v for v, _ in values)
+    if not top > 0.0:
+        return 0
+    return sum(m for v, m in values if v > rtol * top)
+
+
+# ------------------------------------------------------------------------------------------------ k-RR
+class SymmetricModel:
+    """``P = a I + o J`` over k values."""
+
+    kind = "symmetric"
+
+    def __init__(self, channel: SymmetricChannel):
+        self.k = channel.k
+        self.d, self.o = channel.diagonal, channel.off_diagonal
+        self.a = self.d - self.o
+        self.s = self.d + (self.k - 1) * self.o
+
+    def rank(self, rtol: float) -> int:
+        return _rank([(abs(self.a), self.k - 1), (abs(self.s), 1)], rtol)
+
+    # the least-squares estimator  A = P^-1 = I / a - (o / (a s)) J
+    def estimate(self, w: np.ndarray) -> np.ndarray:
+        return (w - (self.o / self.s) * float(w.sum())) / self.a
+
+    def matrix(self) -> np.ndarray:
+        k = self.k
+        check_memory(8.0 * k * k, f"the {k} x {k} estimator matrix", hint="use estimate(), variances() or mse()")
+        A = np.full((k, k), -self.o / (self.a * self.s))
+        A[np.diag_indices(k)] += 1.0 / self.a
+        return A
+
+    def covariance(self, f: np.ndarray, n: float, population: str) -> lr.Terms:
+        """``A Sigma A^T`` in closed form (fixed population; sampled users add ``(diag f - f f^T) / n``).
+
+        With ``sigma = sum f``, ``pi = a f + o sigma``, ``P^T diag(f) P = a^2 diag(f) + a o (f 1^T + 1 f^T)
+        + o^2 sigma J``, so ``n Sigma = diag(h) - a o (f 1^T + 1 f^T) - o^2 sigma J`` with
+        ``h = pi - a^2 f``. With ``A = (I - beta J) / a``, ``beta = o / s``: ``A 1 = 1 / s`` (as
+        ``s - k o = a``), ``A diag(h) A^T = (diag(h) - beta (h 1^T + 1 h^T) + beta^2 (sum h) J) / a^2``,
+        ``A (f 1^T) A^T = (A f) 1^T / s`` and ``A J A^T = J / s^2``: five rank-one terms in 1, h and
+        ``A f = (f - beta sigma) / a`` beside the diagonal ``h / a^2``."""
+        a, o, s = self.a, self.o, self.s
+        sigma = float(f.sum())
+        beta = o / s
+        h = (a * f + o * sigma) - a * a * f
+        Af = (f - beta * sigma) / a
+        ones = np.ones(self.k)
+        cJ = beta * beta * float(h.sum()) / (a * a) - o * o * sigma / (s * s)
+        out = lr.Terms(h / (a * a * n))
+        out.add(-beta / (a * a * n), h, ones).add(-beta / (a * a * n), ones, h).add(cJ / n, ones, ones)
+        out.add(-a * o / (s * n), Af, ones).add(-a * o / (s * n), ones, Af)
+        if population == "sampled":
+            out.d = out.d + f / n
+            out.add(-1.0 / n, f, f)
+        return out
+
+    # IBU: pi = P^T f = a f + o sum(f),  g = P (w / pi) = a ratio + o sum(ratio)
+    def gradient(self, f: np.ndarray, data) -> tuple[np.ndarray, float]:
+        w, obs = data
+        pi = self.a * f + self.o * float(f.sum())
+        ratio = np.zeros_like(w)
+        ratio[obs] = w[obs] / pi[obs]
+        loglik = float(np.sum(w[obs] * np.log(pi[obs])))
+        return self.a * ratio + self.o * float(ratio.sum()), loglik
+
+    def ibu_data(self, w: np.ndarray):
+        return w, w > 0
+
+
+# ----------------------------------------------------------------------------------- unary encodings
+class UnaryModel:
+    """k independent bits through F on one-hot inputs: ``P(v, y) = base(y) r(y_v)``."""
+
+    kind = "unary"
+
+    def __init__(self, channel: KroneckerOperator, F: MarkovOperator, hot: int, cold: int):
+        self.channel = channel
+        self.k = channel.shape[0]
+        M = np.asarray(F.matrix, dtype=float)
+        self.one = F.output_index(1)           # the factor's column of the bit value 1
+        self.zero = 1 - self.one
+        self.hot_row, self.cold_row = M[hot], M[cold]
+        self.p = float(self.hot_row[self.one])   # P[bit v = 1 | v]
+        self.q = float(self.cold_row[self.one])  # P[bit v = 1 | x], x != v
+
+    def rank(self, rtol: float) -> int:
+        """``P P^T = alpha I + beta J`` with, divided by ``s_cc^k`` (``s_xy = sum_b F(x, b) F(y, b)``),
+        ``alpha + beta = s_hh / s_cc`` and ``beta = (s_hc / s_cc)^2``: singular values ``sqrt(alpha)`` (k - 1
+        times) and ``sqrt(alpha + k beta)`` up to the common factor."""
+        h, c = self.hot_row, self.cold_row
+        shh, scc, shc = float(h @ h), float(c @ c), float(h @ c)
+        beta = (shc / scc) ** 2
+        alpha = max(shh / scc - beta, 0.0)
+        return _rank([(math.sqrt(alpha), self.k - 1), (math.sqrt(alpha + self.k * beta), 1)], rtol)
+
+    # ---- support statistic
+    def check_support(self, rtol: float) -> None:
+        if abs(self.p - self.q) <= rtol:
+            raise InvalidMechanismError(f"bit 0 carries no information about input {self.channel.inputs[0]!r}: "
+                                        f"p = q = {self.p:.6g}; the support estimator cannot be formed")
+
+    def support_matrix(self) -> np.ndarray:
+        k, m = self.k, self.channel.shape[1]
+        check_memory(8.0 * k * m, f"the {k} x {m} estimator matrix over all outputs",
+                     hint="use estimate_support(), variances() or mse()")
+        bits = np.array(self.channel.outputs, dtype=float).T
+        return bits / (self.p - self.q)
+
+    def support_covariance(self, f: np.ndarray, n: float, population: str) -> lr.Terms:
+        """Diagonal for a fixed population (independent bits, module notes); sampled adds ``(diag f - f f^T) / n``."""
+        p, q = self.p, self.q
+        diag = (f * p * (1.0 - p) + (1.0 - f) * q * (1.0 - q)) / (n * (p - q) ** 2)
+        out = lr.Terms(diag)
+        if population == "sampled":
+            out.d = diag + f / n
+            out.add(-1.0 / n, f, f)
+        return out
+
+    # ---- observed reports
+    def reports(self, counts: Any, name: str = "counts"):
+        """``(Y, c)``: a CSR matrix of the observed reports' ones (rows = distinct reports with a positive count,
+        columns = bits) and their counts. ``counts`` is a mapping {bit tuple: count} (any size) or an array over
+        all 2^k outputs (size-checked first)."""
+        from .channels import _count
+        k = self.k
+        rows: list[np.ndarray] = []
+        vals: list[float] = []
+        if isinstance(counts, Mapping):
+            for label, value in counts.items():
+                x = _count(value, f"{name}[{label!r}]")
+                bits = self._bits_of(label, name)
+                if x > 0:
+                    rows.append(bits)
+                    vals.append(x)
+        else:
+            m = self.channel.shape[1]
+            check_memory(8.0 * m, f"a vector of counts over the {m} outputs",
+                         hint="pass the counts as a mapping {report (a bit tuple): count} of the observed reports")
+            from .channels import check_counts_array
+            vec = check_counts_array(counts, m, name)
+            for j in np.flatnonzero(vec):
+                j = int(j)
+                col = [(j >> (k - 1 - v)) & 1 for v in range(k)]  # factor column per coordinate (last fastest)
+                rows.append(np.flatnonzero(np.array(col) == self.one))
+                vals.append(float(vec[j]))
+        c = np.array(vals, dtype=float)
+        if not float(c.sum()) > 0.0:
+            raise InvalidParameterError(f"{name} must have a positive total (got {float(c.sum())!r})")
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum([r.size for r in rows])
+        indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        Y = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(len(rows), k))
+        return Y, c
+
+    def _bits_of(self, label: Any, name: str) -> np.ndarray:
+        k = self.k
+        if not isinstance(label, tuple) or len(label) != k:
+            raise InvalidParameterError(f"{name} has the label {_short(label)}, which is not an output of the "
+                                        f"channel (a tuple of {k} bits)")
+        arr = np.asarray(label)
+        if arr.dtype == object or arr.dtype.kind not in "iub" or not np.all((arr == 0) | (arr == 1)):
+            raise InvalidParameterError(f"{name} has the label {_short(label)}, which is not an output of the "
+                                        f"channel (a tuple of {k} bits 0 / 1)")
+        return np.flatnonzero(arr == 1)
+
+    def support_counts(self, Y: sp.csr_matrix, c: np.ndarray) -> np.ndarray:
+        return np.asarray(Y.T @ c).ravel()
+
+    # ---- IBU on the observed reports
+    def ibu_data(self, Y: sp.csr_matrix, c: np.ndarray):
+        if not (np.all(self.cold_row > 0) and np.all(self.hot_row > 0)):
+            return None  # a zero likelihood somewhere: the dense path handles the support exactly
+        w = c / float(c.sum())
+        r1 = self.hot_row[self.one] / self.cold_row[self.one]
+        r0 = self.hot_row[self.zero] / self.cold_row[self.zero]
+        ones = np.asarray(Y.sum(axis=1)).ravel()
+        logbase = ones * math.log(self.cold_row[self.one]) + (self.k - ones) * math.log(self.cold_row[self.zero])
+        return Y.tocsr(), Y.T.tocsr(), w, r0, r1, float(w @ logbase)
+
+    def gradient(self, f: np.ndarray, data) -> tuple[np.ndarray, float]:
+        Y, Yt, w, r0, r1, wlogbase = data
+        pit = r0 * float(f.sum()) + (r1 - r0) * (Y @ f)
+        ratio = w / pit
+        g = r0 * float(ratio.sum()) + (r1 - r0) * (Yt @ ratio)
+        return g, float(w @ np.log(pit)) + wlogbase
+
+
+def _short(label: Any) -> str:
+    text = repr(label)
+    return text if len(text) <= 60 else text[:57] + "..."
