@@ -158,3 +158,21 @@ def support_rates(channel: MarkovOperator, *, atol: float, rank_rtol: float) -> 
             f"bit {v} carries no information about input {channel.inputs[v]!r}: p = q = {p[v]:.6g}; the support "
             "estimator cannot be formed")
     return B, p, q
+
+
+def dense_covariance(A: np.ndarray, P: np.ndarray, f: np.ndarray, n: float, population: str):
+    """``A Sigma A^T`` of an affine estimator on a dense channel, never forming an m x m matrix:
+    ``A diag(pi) A^T = (A * pi) A^T``, minus ``(A pi)(A pi)^T`` (sampled) or ``(A P^T) diag(f) (A P^T)^T``
+    (fixed), over n; as a :class:`~chainamp.utility.StructuredCovariance` with a zero diagonal."""
+    from .lowrank import StructuredCovariance
+    pi = P.T @ f
+    cov = (A * pi) @ A.T
+    if population == "sampled":
+        u = A @ pi
+        cov -= np.outer(u, u)
+    else:
+        AP = A @ P.T
+        cov -= (AP * f) @ AP.T
+    cov = 0.5 * (cov + cov.T) / n
+    k = cov.shape[0]
+    return StructuredCovariance(np.zeros(k), cov, np.eye(k))

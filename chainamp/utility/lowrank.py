@@ -26,7 +26,7 @@ class StructuredCovariance:
     diagonal : numpy.ndarray
         The diagonal part (k entries).
     left, right : numpy.ndarray
-        k x r factors of the low-rank part (r is a small constant: at most 6 here).
+        k x r factors of the low-rank part (r is a small constant: at most 4 here).
 
     Examples
     --------
@@ -94,12 +94,17 @@ class Terms:
         return float(np.sum(self.d) + sum(c * float(u @ v) for c, u, v in self.terms))
 
     def structured(self) -> StructuredCovariance:
+        """The k x r factors, one column per distinct left vector (terms sharing one are summed)."""
         k = self.d.size
-        left = np.empty((k, len(self.terms)))
-        right = np.empty((k, len(self.terms)))
-        for i, (c, u, v) in enumerate(self.terms):
-            left[:, i] = c * u
-            right[:, i] = v
+        groups: dict[int, list] = {}
+        for c, u, v in self.terms:
+            groups.setdefault(id(u), [u]).append((c, v))
+        left = np.empty((k, len(groups)))
+        right = np.zeros((k, len(groups)))
+        for i, (u, *pairs) in enumerate(groups.values()):
+            left[:, i] = u
+            for c, v in pairs:
+                right[:, i] += c * v
         for a in (self.d, left, right):
             a.flags.writeable = False
         return StructuredCovariance(self.d, left, right)
