@@ -188,9 +188,17 @@ class FrequencyEstimator:
     gradient ``g = P (w / pi)``, ``w = c / n``; for any f' on the simplex ``l(f') <= l(f) + g.(f' - f)
     <= l(f) + max_x g_x - f.g``, so the Frank-Wolfe gap ``max_x g_x - f.g`` bounds how far the estimate's
     log-likelihood per report lies below the maximum; the iteration stops when it is at most
-    ``ibu_gap_tol``. EM is slow (sublinear) when the maximum lies on the simplex's boundary with a
-    vanishing gradient there; the estimate then says ``converged=False``. IBU has no closed-form
-    covariance: :meth:`covariance` and :meth:`mse` raise for it.
+    ``ibu_gap_tol``. EM's updates are accelerated by squared extrapolation (SQUAREM, :mod:`.ibu`), which
+    changes the path, not the certificate; ``iterations`` counts EM updates. When the maximum lies on the
+    simplex's boundary with a vanishing gradient convergence can still be slow; the estimate then says
+    ``converged=False``. IBU has no closed-form covariance: :meth:`covariance` and :meth:`mse` raise for it.
+
+    **Structure.** k-ary randomized response (:class:`~chainamp.SymmetricChannel`) and unary encodings
+    (:func:`chainamp.mechanisms.unary_encoding`, with ``statistic="support"`` or ``method="ibu"``) use closed
+    forms (:mod:`.structured_channels`): O(k) time and memory for the estimate, :meth:`variances` and
+    :meth:`mse` at any k; :meth:`covariance` is the dense k x k array (size-checked first) or, with
+    ``structured=True``, diagonal plus rank <= 4. IBU on a unary encoding reads the observed reports
+    (a mapping ``{bit tuple: count}``) through ``P(v, y) = base(|y|) r(y_v)``, never a 2^k table.
 
     Examples
     --------
