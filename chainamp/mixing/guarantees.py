@@ -270,7 +270,11 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
     and bisection with the stored powers ``K^(2^j)``: O(log t) products. A power that fills
     in is stored dense (the products are then matrix products). ``gamma(K^t) > eps`` is
     settled without a scan when a pair that attained an earlier coefficient has a certified
-    total variation above eps on ``K^t``; only ``gamma(K^t) <= eps`` needs every pair.
+    total variation above eps on ``K^t``. A dense power is then decided in O(n^2) by reference rows
+    (``TV(x, x') <= d(x, r) + d(x', r)``, rounded up) and exact certified bounds of the few pairs they
+    leave open (:mod:`.tv_bounds`); only when too many stay open is every pair scanned. A product whose
+    coefficient is already at most ``gamma(A) gamma(B) <= eps`` by sub-multiplicativity (with the
+    product's rounding) is not formed, and a power with few non-zeros is a sparse right factor.
     ``progress`` shows a bar over the products (None: after 2 s; False: never).
 
     Raises

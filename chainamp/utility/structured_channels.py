@@ -183,6 +183,13 @@ class UnaryModel:
         k = self.k
         rows: list[np.ndarray] = []
         vals: list[float] = []
+        fast = self._fast_reports(counts) if isinstance(counts, Mapping) and counts else None
+        if fast is not None:
+            bits, c = fast
+            keep = c > 0
+            if not np.any(keep):
+                raise InvalidParameterError(f"{name} must have a positive total (got 0.0)")
+            return sp.csr_matrix(bits[keep] == 1, dtype=float), c[keep]
         if isinstance(counts, Mapping):
             for label, value in counts.items():
                 x = _count(value, f"{name}[{label!r}]")
@@ -209,6 +216,24 @@ class UnaryModel:
         indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
         Y = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(len(rows), k))
         return Y, c
+
+    def _fast_reports(self, counts: Mapping):
+        """``(bits, counts)`` in one vectorised pass when every label is a tuple of k ints 0 / 1 and every count a
+        finite number >= 0; else None (the per-report loop then names the first bad entry)."""
+        k = self.k
+        if not all(type(y) is tuple and len(y) == k for y in counts):
+            return None
+        values = list(counts.values())
+        if not all(type(v) in (int, float) or isinstance(v, (np.integer, np.floating)) for v in values):
+            return None
+        c = np.array(values, dtype=float)
+        if not np.all(np.isfinite(c) & (c >= 0.0)):
+            return None
+        check_memory(8.0 * len(values) * k, f"{len(values)} reports of {k} bits")
+        bits = np.array(list(counts))
+        if bits.dtype.kind not in "iu" or bits.shape != (len(values), k) or not np.all((bits == 0) | (bits == 1)):
+            return None
+        return bits, c
 
     def _bits_of(self, label: Any, name: str) -> np.ndarray:
         k = self.k

@@ -249,3 +249,17 @@ def test_ibu_on_oue_16_converges_from_the_observed_reports():
     assert abs(r.frequencies[0] - 0.5) < 0.05 and r.frequencies.sum() == pytest.approx(1.0)
     plain = FrequencyEstimator(U, method="ibu", max_iterations=2).estimate(reports)
     assert plain.iterations == 2 and not plain.converged
+
+
+def test_report_mappings_vectorised_or_checked_one_by_one_agree():
+    U = mechanisms.unary_encoding(4, 1.0, "SUE")
+    rng = np.random.default_rng(2)
+    counts = rng.integers(0, 9, size=16)
+    plain = {y: int(c) for y, c in zip(U.outputs, counts)}              # ints: one vectorised pass
+    mixed = {tuple(bool(b) for b in y): c for y, c in zip(U.outputs, counts)}  # bools and numpy ints: the loop
+    est = FrequencyEstimator(U, statistic="support")
+    np.testing.assert_array_equal(est.estimate(plain).frequencies, est.estimate(mixed).frequencies)
+    ibu = FrequencyEstimator(U, method="ibu")
+    np.testing.assert_array_equal(ibu.estimate(plain).frequencies, ibu.estimate(mixed).frequencies)
+    with pytest.raises(InvalidParameterError, match=r"counts\[\(0, 0, 0, 1\)\] must be a finite count >= 0"):
+        est.estimate({(0, 0, 0, 1): -1, (0, 1, 0, 0): 2})
