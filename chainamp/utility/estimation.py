@@ -34,7 +34,7 @@ from ..errors import InvalidMechanismError, InvalidParameterError, ResourceLimit
 from ..operators import MarkovOperator
 from . import lowrank as lr
 from .channels import bit_matrix, compose_channel, counts_vector, dense_covariance, support_rates
-from .ibu import run_ibu
+from .ibu import dense_gradient, run_ibu
 from .lowrank import StructuredCovariance
 from .structured_channels import model_of
 
@@ -194,8 +194,8 @@ class FrequencyEstimator:
     ``converged=False``. IBU has no closed-form covariance: :meth:`covariance` and :meth:`mse` raise for it.
 
     **Structure.** k-ary randomized response (:class:`~chainamp.SymmetricChannel`) and unary encodings
-    (:func:`chainamp.mechanisms.unary_encoding`, with ``statistic="support"`` or ``method="ibu"``) use closed
-    forms (:mod:`.structured_channels`): O(k) time and memory for the estimate, :meth:`variances` and
+    (:func:`chainamp.mechanisms.unary_encoding`: both statistics and IBU) use closed forms
+    (:mod:`.structured_channels`): O(k) time and memory for the estimate, :meth:`variances` and
     :meth:`mse` at any k; :meth:`covariance` is the dense k x k array (size-checked first) or, with
     ``structured=True``, diagonal plus rank <= 4. IBU on a unary encoding reads the observed reports
     (a mapping ``{bit tuple: count}``) through ``P(v, y) = base(|y|) r(y_v)``, never a 2^k table.
@@ -232,9 +232,8 @@ class FrequencyEstimator:
         self._channel = compose_channel(channel)
         self._A = self._b = self._support = self._P = None
         model = model_of(self._channel)
-        if model is not None and model.kind == "unary" and self._method == "unbiased" \
-                and self._statistic == "counts":
-            model = None  # least squares over all 2^k outputs: the dense path, size-checked below
+        if model is not None and model.kind == "unary" and not model.positive():
+            model = None  # a zero likelihood somewhere: the dense path (size-checked) handles the support exactly
         if model is not None and model.kind == "symmetric" and self._statistic == "support":
             bit_matrix(self._channel)  # k-RR's outputs are values, not bit tuples
             model = None
@@ -279,7 +278,7 @@ class FrequencyEstimator:
         self._rank = model.rank(rtol)
         if self._method != "unbiased":
             return
-        if model.kind == "unary":  # statistic == "support"
+        if model.kind == "unary" and self._statistic == "support":
             model.check_support(rtol)
             self._support = (model.p, model.q)
             b = np.full(k, -model.q / (model.p - model.q))
@@ -326,7 +325,8 @@ class FrequencyEstimator:
         structured channel, refused with :class:`~chainamp.ResourceLimitError` when too large)."""
         self._need_linear("matrix")
         if self._A is None:
-            A = self._model.matrix() if self._model.kind == "symmetric" else self._model.support_matrix()
+            m = self._model
+            A = m.matrix() if m.kind == "symmetric" else m.support_matrix() if self._support else m.ls_matrix()
             A.flags.writeable = False
             self._A = A
         return self._A
@@ -371,7 +371,11 @@ class FrequencyEstimator:
                 if data is not None:
                     return self._ibu(model.gradient, data, n)
                 return self._ibu_dense(counts_vector(counts, self._channel), n)
-            return self.estimate_support(model.support_counts(Y, c), n)
+            if self._support is not None:
+                return self.estimate_support(model.support_counts(Y, c), n)
+            f = model.ls_estimate(Y, c)
+            f.flags.writeable = False
+            return FrequencyEstimate(f, self.inputs, n, self._method, self._statistic)
         c = counts_vector(counts, self._channel, check_support=model is None)
         n = float(c.sum())
         if self._method == "ibu":
@@ -413,16 +417,8 @@ class FrequencyEstimator:
         return FrequencyEstimate(f, self.inputs, total, self._method, self._statistic)
 
     def _ibu_dense(self, c: np.ndarray, n: float) -> FrequencyEstimate:
-        P = self._dense_channel()
-        w = c / n
-        obs = np.flatnonzero(w > 0)
-        Pobs, wobs = P[:, obs], w[obs]
-
-        def gradient(f, _):
-            pi = f @ Pobs
-            return Pobs @ (wobs / pi), float(wobs @ np.log(pi))
-
-        return self._ibu(gradient, None, n)
+        obs = np.flatnonzero(c > 0)
+        return self._ibu(dense_gradient, (self._dense_channel()[:, obs], c[obs] / n), n)
 
     def _ibu(self, gradient, data, n: float) -> FrequencyEstimate:
         k = len(self.inputs)
@@ -477,8 +473,10 @@ class FrequencyEstimator:
         check_choice(population, "population", _POPULATIONS)
         model = self._model
         if model is not None:
-            return (model.covariance(f, total, population) if model.kind == "symmetric"
-                    else model.support_covariance(f, total, population))
+            if model.kind == "symmetric":
+                return model.covariance(f, total, population)
+            cov = model.support_covariance if self._support is not None else model.ls_covariance
+            return cov(f, total, population)
         return dense_covariance(self._A, self._P, f, total, population)
 
     def variances(self, frequencies: Any, n: float, *, population: str = "sampled") -> np.ndarray:

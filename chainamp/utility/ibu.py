@@ -77,3 +77,10 @@ def run_ibu(gradient: Callable, data, k: int, gap_tol: float, max_iterations: in
                 continue
         f0 = f2
         g0, ll0 = gradient(f2, data)
+
+
+def dense_gradient(f: np.ndarray, data) -> tuple[np.ndarray, float]:
+    """``gradient`` of a dense channel restricted to the observed outputs: ``data = (P[:, observed], w[observed])``."""
+    P, w = data
+    pi = f @ P
+    return P @ (w / pi), float(w @ np.log(pi))

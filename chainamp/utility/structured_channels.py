@@ -19,6 +19,9 @@ channel F; ``F[h, .]`` the hot row, ``F[c, .]`` the cold one): a report y (k bit
   the support estimator's covariance is DIAGONAL, ``(f_v p (1 - p) + (1 - f_v) q (1 - q)) / (n (p - q)^2)``,
   which is Wang et al.'s ``q (1 - q) / (n (p - q)^2) + f_v (1 - p - q) / (n (p - q))`` (since
   ``p (1 - p) - q (1 - q) = (p - q)(1 - p - q)``);
+* the least-squares inverse of all 2^k output counts, ``(P P^T)^-1 P``, has ``P P^T = s_cc^k (alpha I + beta J)``
+  and ``P diag(pi) P^T`` diagonal plus rank 3 in closed form (:meth:`UnaryModel.ls_covariance`); its variance
+  grows like ``(t_ccc / s_cc^2)^k`` (403 against the support counts' 0.074 at OUE k = 100, eps = 2, n = 1000);
 * the iterative Bayesian update needs only the observed reports: with ``pi~(y) = sum_v f_v r(y_v)
   = r(0) + (r(1) - r(0)) sum_{v: y_v = 1} f_v`` the factor base(y) cancels from the update
   ``f_v <- f_v sum_y w_y r(y_v) / pi~(y)``, which costs O(number of ones in the observed reports).
@@ -173,6 +176,78 @@ class UnaryModel:
             out.d = diag + f / n
             out.add(-1.0 / n, f, f)
         return out
+
+    # ---- least squares over all 2^k outputs (statistic="counts")
+    def positive(self) -> bool:
+        return bool(np.all(self.cold_row > 0) and np.all(self.hot_row > 0))
+
+    def _gram(self) -> tuple[float, float, float]:
+        """``P P^T = s_cc^k (alpha I + beta J)`` (:meth:`rank`); returns alpha, beta and
+        ``gamma = beta / (alpha + k beta)`` with ``(alpha I + beta J)^-1 = (I - gamma J) / alpha``."""
+        h, c = self.hot_row, self.cold_row
+        beta = (float(h @ c) / float(c @ c)) ** 2
+        alpha = float(h @ h) / float(c @ c) - beta
+        return alpha, beta, beta / (alpha + self.k * beta)
+
+    def ls_estimate(self, Y: sp.csr_matrix, c: np.ndarray) -> np.ndarray:
+        """``(P P^T)^-1 P w``: ``(P w)_v / s_cc^k = sum_y w_y b_y r(y_v)`` with ``b_y = prod_j F(c, y_j) / s_cc``
+        (in logs; it may overflow to inf for large k, as the estimator itself does)."""
+        alpha, _, gamma = self._gram()
+        h, cold = self.hot_row, self.cold_row
+        scc = float(cold @ cold)
+        w = c / float(c.sum())
+        ones = np.asarray(Y.sum(axis=1)).ravel()
+        with np.errstate(over="ignore"):
+            b = np.exp(ones * math.log(cold[self.one] / scc) + (self.k - ones) * math.log(cold[self.zero] / scc))
+            wb = w * b
+            r1, r0 = h[self.one] / cold[self.one], h[self.zero] / cold[self.zero]
+            x = r0 * float(wb.sum()) + (r1 - r0) * np.asarray(Y.T @ wb).ravel()
+            return (x - gamma * float(x.sum())) / alpha
+
+    def ls_covariance(self, f: np.ndarray, n: float, population: str) -> lr.Terms:
+        """``n Cov = kappa G^-1 M G^-1 - f f^T`` (sampled) or ``- diag(f)`` (fixed), where ``G = alpha I + beta J``,
+        ``M = P diag(pi) P^T / t_ccc^k``, ``kappa = t_ccc^k / s_cc^(2k)`` (``t_xyz = sum_b F(x,b) F(y,b) F(z,b)``,
+        ``A P^T = I`` and ``A pi = f``). ``M[v, v] = f_v t_hhh + (sigma - f_v) t_hhc t_hcc`` and, for v != w,
+        ``M[v, w] = (f_v + f_w) t_hhc t_hcc + (sigma - f_v - f_w) t_hcc^3`` (divided by t_ccc; coordinate by
+        coordinate, the hot ones of v, w and the user's value u): ``M = diag(m) + c1 (f 1^T + 1 f^T) + c2 J``.
+        With ``X = I - gamma J``: ``X 1 = lam 1``, ``lam = 1 - gamma k``, and the expansion of k-RR's
+        :meth:`SymmetricModel.covariance`. kappa may overflow to inf at large k (the variance is that large)."""
+        alpha, _, gamma = self._gram()
+        h, c = self.hot_row, self.cold_row
+        t = {key: float(np.sum(a * b_ * d)) for key, (a, b_, d) in
+             {"hhh": (h, h, h), "hhc": (h, h, c), "hcc": (h, c, c), "ccc": (c, c, c)}.items()}
+        thhh, thhc, thcc = t["hhh"] / t["ccc"], t["hhc"] / t["ccc"], t["hcc"] / t["ccc"]
+        k = self.k
+        try:
+            kappa = math.exp(k * (math.log(t["ccc"]) - 2.0 * math.log(float(c @ c))))
+        except OverflowError:
+            kappa = math.inf
+        if not kappa < math.inf:  # every variance is beyond the doubles (kappa is the dominant factor)
+            return lr.Terms(np.full(self.k, math.inf))
+        sigma = float(f.sum())
+        c1, c2 = thhc * thcc - thcc ** 3, sigma * thcc ** 3
+        m = f * thhh + (sigma - f) * thhc * thcc - c2 - 2.0 * c1 * f
+        lam = 1.0 - gamma * k
+        Xf = f - gamma * sigma
+        ones = np.ones(k)
+        s = kappa / (alpha * alpha * n)
+        out = lr.Terms(s * m)
+        out.add(-s * gamma, m, ones).add(-s * gamma, ones, m)
+        out.add(s * (gamma * gamma * float(m.sum()) + c2 * lam * lam), ones, ones)
+        out.add(s * c1 * lam, Xf, ones).add(s * c1 * lam, ones, Xf)
+        if population == "sampled":
+            out.add(-1.0 / n, f, f)
+        else:
+            out.d = out.d - f / n
+        return out
+
+    def ls_matrix(self) -> np.ndarray:
+        k, m = self.k, self.channel.shape[1]
+        check_memory(16.0 * k * m, f"the {k} x {m} estimator matrix over all outputs",
+                     hint="use estimate(), variances() or mse()")
+        alpha, _, gamma = self._gram()
+        P = np.asarray(self.channel.matrix, dtype=float) / float(self.cold_row @ self.cold_row) ** k
+        return (P - gamma * P.sum(axis=0)) / alpha
 
     # ---- observed reports
     def reports(self, counts: Any, name: str = "counts"):

@@ -205,14 +205,56 @@ def test_unary_report_validation(label, match):
         est.estimate({(0, 1, 0): 0})
 
 
-def test_unary_least_squares_over_all_outputs_no_longer_forms_an_m_by_m_matrix():
-    """The default statistic (all 2^k output counts) at k = 12: 4096 outputs, formerly a 4096^2 covariance."""
-    U = mechanisms.unary_encoding(12, 2.0, "OUE")
-    est = FrequencyEstimator(U)
-    f = np.full(12, 1 / 12)
-    assert est.mse(f, 1000) < FrequencyEstimator(U, statistic="support").mse(f, 1000) * 2
-    with pytest.raises(ResourceLimitError, match="statistic='support' or method='ibu'"):
-        FrequencyEstimator(mechanisms.unary_encoding(10**6, 2.0))
+def exact_ls_covariance(U, f, n, population):
+    """``A Sigma A^T`` with ``A = (P P^T)^-1 P`` in exact arithmetic from the stored factor (all 2^k outputs)."""
+    k = U.shape[0]
+    F = U.factors[0][0].matrix
+    hot, cold = [fr(x) for x in F[1]], [fr(x) for x in F[0]]
+    P = [[math.prod(hot[b] if j == v else cold[b] for j, b in enumerate(y)) for y in U.outputs] for v in range(k)]
+    m = len(U.outputs)
+    G = [[sum(P[v][y] * P[w][y] for y in range(m)) for w in range(k)] for v in range(k)]
+    Gi = exact_inverse(G)
+    A = [[sum(Gi[v][w] * P[w][y] for w in range(k)) for y in range(m)] for v in range(k)]
+    Fq = [fr(x) for x in f]
+    pi = [sum(Fq[x] * P[x][y] for x in range(k)) for y in range(m)]
+    ADA = [[sum(A[v][y] * pi[y] * A[w][y] for y in range(m)) for w in range(k)] for v in range(k)]
+    if population == "sampled":
+        Af = [sum(A[v][y] * pi[y] for y in range(m)) for v in range(k)]
+        return [[(ADA[v][w] - Af[v] * Af[w]) / n for w in range(k)] for v in range(k)]
+    AP = [[sum(A[v][y] * P[x][y] for y in range(m)) for x in range(k)] for v in range(k)]
+    return [[(ADA[v][w] - sum(AP[v][x] * Fq[x] * AP[w][x] for x in range(k))) / n for w in range(k)]
+            for v in range(k)]
+
+
+@pytest.mark.parametrize("kind,k,eps", [("OUE", 3, 1.0), ("SUE", 4, 0.7), ("OUE", 5, 2.0)], ids=str)
+@pytest.mark.parametrize("population", ["sampled", "fixed"], ids=str)
+def test_unary_least_squares_structured_equals_dense_and_exact(kind, k, eps, population):
+    """The default statistic (all 2^k output counts): ``(P P^T)^-1 P`` in closed form, never a 2^k table."""
+    U = mechanisms.unary_encoding(k, eps, kind)
+    fast, slow = FrequencyEstimator(U), FrequencyEstimator(dense(U))
+    assert model_of(fast.channel) is not None and model_of(slow.channel) is None
+    rng = np.random.default_rng(k)
+    f = rng.dirichlet(np.ones(k))
+    ref = np.array([[float(x) for x in row] for row in exact_ls_covariance(U, f, 300, population)])
+    for est in (fast, slow):
+        np.testing.assert_allclose(est.covariance(f, 300, population=population), ref, rtol=1e-9, atol=1e-15)
+    assert fast.mse(f, 300, population=population) == pytest.approx(float(np.trace(ref)), rel=1e-9)
+    counts = rng.integers(0, 30, size=2**k)
+    np.testing.assert_allclose(fast.estimate(counts).frequencies, slow.estimate(counts).frequencies, rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(fast.matrix, slow.matrix, rtol=1e-10, atol=1e-12)
+    assert fast.rank == slow.rank == k
+
+
+def test_unary_least_squares_variance_grows_exponentially_with_k():
+    """Least squares over all outputs weighs each report by P(v, y): its variance grows like
+    (t_ccc / s_cc^2)^k, past the doubles at k = 10^6 (reported as inf, in O(k)); the support counts stay flat."""
+    mses = []
+    for k in (16, 100, 10**6):
+        f = np.full(k, 1 / k)
+        mses.append(FrequencyEstimator(mechanisms.unary_encoding(k, 2.0)).mse(f, 1000))
+        assert FrequencyEstimator(mechanisms.unary_encoding(k, 2.0), statistic="support").mse(f, 1000) < 1000
+    assert mses[0] < mses[1] < mses[2] == math.inf
 
 
 # --------------------------------------------------------------------------------------------------- IBU
