@@ -305,3 +305,20 @@ def test_report_mappings_vectorised_or_checked_one_by_one_agree():
     np.testing.assert_array_equal(ibu.estimate(plain).frequencies, ibu.estimate(mixed).frequencies)
     with pytest.raises(InvalidParameterError, match=r"counts\[\(0, 0, 0, 1\)\] must be a finite count >= 0"):
         est.estimate({(0, 0, 0, 1): -1, (0, 1, 0, 0): 2})
+
+
+def test_a_pipeline_of_krr_steps_stays_structured():
+    k = 10**5
+    steps = [mechanisms.randomized_response(k, 3.0), mechanisms.randomized_response(k, 4.0)]
+    est = FrequencyEstimator(steps)
+    assert model_of(est.channel) is not None
+    R = est.channel
+    f = np.full(k, 1 / k)
+    p, q = R.diagonal, R.off_diagonal
+    assert est.mse(f, 10**6, population="fixed") == pytest.approx(float(np.sum(wang_variance(p, q, f, 10**6))),
+                                                                  rel=1e-9)
+    small = [mechanisms.randomized_response(5, 1.0), mechanisms.randomized_response(5, 2.0)]
+    f5 = np.array([0.4, 0.3, 0.1, 0.1, 0.1])
+    np.testing.assert_allclose(FrequencyEstimator(small).covariance(f5, 50),
+                               FrequencyEstimator(dense(FrequencyEstimator(small).channel)).covariance(f5, 50),
+                               rtol=1e-9)
