@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._numerics import (ESTIMATOR_RANK_RTOL, IBU_GAP_TOL, SUPPORT_RATE_ATOL, check_choice, check_distribution,
-                         check_memory,
+                         check_memory, single_blas_thread,
                          check_float_array, check_int, check_positive, fmt_number, html_table,
                          text_table)
 from ..errors import InvalidMechanismError, InvalidParameterError, ResourceLimitError
@@ -250,7 +250,8 @@ class FrequencyEstimator:
         P.flags.writeable = False
         self._P = P
         n_in = P.shape[0]
-        U, s, Vt = np.linalg.svd(P, full_matrices=False)  # P = U diag(s) Vt
+        with single_blas_thread(min(P.shape) > 256):  # LAPACK's bidiagonalisation: threads only wait (see _numerics)
+            U, s, Vt = np.linalg.svd(P, full_matrices=False)  # P = U diag(s) Vt
         self._rank = int(np.sum(s > rtol * s[0])) if s[0] > 0 else 0
         if self._method != "unbiased":
             return
