@@ -80,6 +80,7 @@ def tv_decide(A: np.ndarray, eps: float) -> tuple[bool | None, float, tuple[int,
     for d in dists:
         np.minimum(U, d[:, None] + d[None, :], out=U)
     U = np.nextafter(U * (1.0 + 2.0 * _U), np.inf)
+    np.minimum(U, _doeblin_bound(A), out=U)
     np.fill_diagonal(U, 0.0)
     upper = min(1.0, float(U.max()))
     if low > eps:
@@ -99,6 +100,17 @@ def tv_decide(A: np.ndarray, eps: float) -> tuple[bool | None, float, tuple[int,
         U[cj, ci] = 0.0
         return False, min(1.0, max(float(U.max()), float(ups.max()))), pair
     return None, upper, pair
+
+
+def _doeblin_bound(A: np.ndarray) -> float:
+    """``gamma(A) <= 1 - sum_y min_x A(x, y)`` (every pair shares the column minima; rows summing to 1 - the
+    stored rows sum to 1 within ``m u``, which the margin covers): the computed sum of minima (exact terms) is at
+    most ``1 / (1 - gamma_m)`` times the exact one, so ``1 - S (1 - 4 (m + 2) u)``, rounded up, is an upper
+    bound. Tight for a chain that stays put with probability lam^t and is otherwise mixed."""
+    m = A.shape[1]
+    S = float(A.min(axis=0).sum())
+    row = float(A.sum(axis=1).max())
+    return math.nextafter(row - S * (1.0 - 4.0 * (m + 2) * _U) + 4.0 * (m + 2) * _U * row, math.inf)
 
 
 def submultiplicative(g1: float, g2: float, n: int) -> float:

@@ -80,3 +80,15 @@ def test_dense_chains_match_the_plain_definition(make, eps):
     P = np.array(make(np.random.default_rng(4)), dtype=float)
     P /= P.sum(axis=1, keepdims=True)
     assert mixing_time(MarkovOperator(P), eps) == plain_mixing_time(P, eps)
+
+
+@pytest.mark.parametrize("lam", [0.3, 0.123456789, 0.7], ids=str)
+def test_doeblin_bound_settles_stay_or_mix_chains(lam):
+    """``lam I + (1 - lam) 1 pi^T`` has gamma = lam, which the column minima give exactly (1 - (1 - lam))."""
+    rng = np.random.default_rng(1)
+    pi = rng.dirichlet(np.ones(30))
+    A = lam * np.eye(30) + (1 - lam) * pi[None, :]
+    gamma = exact_gamma(A)
+    assert tv_decide(A, float(gamma) * (1 + 1e-9))[0] is False
+    assert tv_decide(A, math.nextafter(float(gamma), -math.inf) if Fraction(float(gamma)) >= gamma
+                     else float(gamma))[0] is not False
