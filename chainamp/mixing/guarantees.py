@@ -309,7 +309,7 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
             vals, ups = _eval_pairs(op._data, np.array([i]), np.array([j]), 0.0)
             if float(vals[0] - (ups[0] - vals[0])) > e:
                 return True
-        found = tv_decide(op._data, e) if isinstance(op._data, np.ndarray) and op.shape[0] > 2 else None
+        found = tv_decide(op._data, e) if _plain_dense(op) and op.shape[0] > 2 else None
         if found is not None:
             verdict, bound[0], pair = found
             if verdict is not None:
@@ -325,7 +325,7 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
 
     def product(a, b, j: int | None = None):
         thin = sparse_of.get(j) if j is not None else None
-        if thin is not None and isinstance(a._data, np.ndarray):  # dense @ sparse: O(n nnz)
+        if thin is not None and _plain_dense(a):  # dense @ sparse: O(n nnz)
             out = MarkovOperator(np.asarray(a._data @ thin), inputs=a.inputs, outputs=b.outputs)
         else:
             out = a @ b
@@ -352,7 +352,7 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
                     f"K does not mix to eps={e!r} within max_steps={limit} steps (gamma(K^{span}) > eps); "
                     "it may be periodic or reducible")
             last = powers[-1]
-            if isinstance(last._data, np.ndarray) and np.count_nonzero(last._data) <= 0.1 * last._data.size:
+            if _plain_dense(last) and np.count_nonzero(last._data) <= 0.1 * last._data.size:
                 sparse_of[len(powers) - 1] = sp.csr_matrix(last._data)
             span *= 2
             if submultiplicative(bound[0], bound[0], K.shape[0]) <= e:
@@ -373,3 +373,9 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
             f"K does not mix to eps={e!r} within max_steps={limit} steps (needs {t + 1})")
     return t + 1
 
+
+def _plain_dense(op: MarkovOperator) -> bool:
+    """A dense-stored operator whose ``_data`` is its array (a structured one would densify on access)."""
+    if isinstance(op, StructuredOperator) or getattr(op, "row_stats", None) is not None:  # structured, dask-backed
+        return False
+    return isinstance(op._data, np.ndarray)
