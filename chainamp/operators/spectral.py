@@ -108,7 +108,7 @@ def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = N
     if n == 1:
         return 1.0, "structure"
     if pi is None and len(st.members) == 1:  # irreducible: one stationary distribution, all positive
-        pi = _reversible_pi(K)
+        pi = _star_pi(K) if st.adjacency is None else _reversible_pi(K)
     S = _reversible_form(K, np.asarray(pi).ravel()) if pi is not None and len(st.members) == 1 else None
     if S is not None and not sp.issparse(S) and n > _DENSE_EIG_MAX and np.count_nonzero(S) <= 0.05 * n * n:
         S = sp.csr_matrix(S)  # a dense array with few non-zeros (a graph walk): sparse products
@@ -142,6 +142,28 @@ def _eigenvalues(K: MarkovOperator, S, n: int) -> tuple[np.ndarray, str]:
     return vals, method
 
 
+def _positive_structure(K: MarkovOperator) -> _Structure | None:
+    """A dense K with every entry positive is one aperiodic class (self-loops): its structure without the graph
+    (``adjacency=None``: the CSR copy and the components cost more than the check)."""
+    n = K.shape[0]
+    if K.is_sparse or n < 2 or getattr(K, "row_stats", None) is not None or not bool(np.all(K._data > 0.0)):
+        return None
+    return _Structure(np.zeros(n, dtype=np.int64), (np.arange(n),), np.ones(1, dtype=bool), None)
+
+
+def _star_pi(K: MarkovOperator) -> np.ndarray:
+    """:func:`_reversible_pi` of a positive dense K along the star tree from state 0: ``pi_j / pi_0 = K_0j / K_j0``."""
+    A = np.asarray(K._data, dtype=float)
+    logpi = np.log(A[0]) - np.log(A[:, 0])
+    logpi[0] = 0.0
+    pi = np.exp(logpi - logpi.max())
+    return pi / pi.sum()
+
+
+def _fast_structure(K: MarkovOperator) -> _Structure:
+    return _positive_structure(K) or _structure(K)
+
+
 def _gap_from_structure(K: MarkovOperator, st: _Structure) -> float:
     return _gap_and_method(K, st)[0]
 
@@ -156,7 +178,7 @@ def spectral_gap_method(K: MarkovOperator) -> tuple[float, str]:
     (0.3, 'symmetric')
     """
     K = _check_square(K)
-    return _gap_and_method(K, _structure(K))
+    return _gap_and_method(K, _fast_structure(K))
 
 
 def spectral_gap(K: MarkovOperator) -> float:
@@ -192,7 +214,7 @@ def spectral_gap(K: MarkovOperator) -> float:
     0.3
     """
     K = _check_square(K)
-    return _gap_from_structure(K, _structure(K))
+    return _gap_from_structure(K, _fast_structure(K))
 
 
 def relaxation_time(K: MarkovOperator) -> float:

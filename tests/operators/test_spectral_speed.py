@@ -52,3 +52,21 @@ def test_self_loop_shortcut_only_for_irreducible_chains(P, loop, gap):
         assert got == pytest.approx(reference_gap(np.array(P)), abs=1e-12) and got > 0
     else:
         assert (got, method) == (gap, "structure")
+
+
+@pytest.mark.parametrize("reversible", [True, False], ids=["reversible", "non-reversible"])
+def test_positive_dense_chains_skip_the_graph_and_agree(reversible):
+    from chainamp.operators.spectral import _gap_and_method, _positive_structure
+
+    rng = np.random.default_rng(7)
+    W = rng.random((40, 40))
+    W = W + W.T if reversible else W
+    K = MarkovOperator(W / W.sum(axis=1, keepdims=True))
+    st = _positive_structure(K)
+    assert st is not None and st.adjacency is None
+    fast, graph = _gap_and_method(K, st), _gap_and_method(K, _structure(K))
+    assert fast[1] == graph[1] == ("symmetric" if reversible else "eigvals")
+    assert fast[0] == pytest.approx(graph[0], abs=1e-12)
+    P = K.matrix.copy()
+    P[0, 1], P[0, 2] = 0.0, P[0, 1] + P[0, 2]
+    assert _positive_structure(MarkovOperator(P)) is None  # a zero entry: the graph decides
