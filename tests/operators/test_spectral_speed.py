@@ -19,7 +19,7 @@ def reference_gap(P: np.ndarray) -> float:
     return 1.0 - float(np.abs(vals).max())
 
 
-@pytest.mark.parametrize("n", [5, 300], ids=["small", "above-256"])
+@pytest.mark.parametrize("n", [5, 260], ids=["small", "above-256"])
 def test_non_reversible_gap_is_numpys(n):
     rng = np.random.default_rng(n)
     A = rng.random((n, n))
