@@ -15,8 +15,9 @@ from .progress import *  # noqa: F401,F403
 from .resources import *  # noqa: F401,F403
 from .executors import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
-from . import executors, formatting, logmath, progress, resources, special, tolerances, validation
+from .threads import *  # noqa: F401,F403
+from . import executors, formatting, logmath, progress, resources, special, threads, tolerances, validation
 
 __all__ = sorted(set(tolerances.__all__) | set(logmath.__all__) | set(validation.__all__)
                  | set(formatting.__all__) | set(progress.__all__) | set(resources.__all__)
-           | set(executors.__all__) | set(special.__all__))
+           | set(executors.__all__) | set(special.__all__) | set(threads.__all__))

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .coefficients import (DobrushinResult, UltraMixingResult, _check_epsilons, _flag, _normalisation, _operator,
                            _raw_order, _shift, _widen, dobrushin, doeblin, ultra_mixing)
 from .pairwise import _INF_EPS, _U, _Prep, _eval_pairs, _prepare
 from .pruning import _curve_values, _max_hockey
 from .readings import _check_run
+from .tv_bounds import submultiplicative, tv_decide
 from .._numerics import (check_epsilon, check_int, check_memory, check_probability, check_progress, check_real,
                          progress_bar)
 from ..errors import IncompatibleOperatorsError, InvalidParameterError, ResourceLimitError
@@ -268,7 +270,11 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
     and bisection with the stored powers ``K^(2^j)``: O(log t) products. A power that fills
     in is stored dense (the products are then matrix products). ``gamma(K^t) > eps`` is
     settled without a scan when a pair that attained an earlier coefficient has a certified
-    total variation above eps on ``K^t``; only ``gamma(K^t) <= eps`` needs every pair.
+    total variation above eps on ``K^t``. A dense power is then decided in O(n^2) by reference rows
+    (``TV(x, x') <= d(x, r) + d(x', r)``, rounded up) and exact certified bounds of the few pairs they
+    leave open (:mod:`.tv_bounds`); only when too many stay open is every pair scanned. A product whose
+    coefficient is already at most ``gamma(A) gamma(B) <= eps`` by sub-multiplicativity (with the
+    product's rounding) is not formed, and a power with few non-zeros is a sparse right factor.
     ``progress`` shows a bar over the products (None: after 2 s; False: never).
 
     Raises
@@ -293,20 +299,36 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
 
     progress = check_progress(progress)
     witnesses: list = []  # index pairs that attained a coefficient so far
+    bound = [1.0]         # a certified upper bound on the gamma of the operator last passed to above()
 
     def above(op) -> bool:
-        """``gamma(op) > e``: certified by a known pair's lower bound, else by the full scan."""
+        """``gamma(op) > e``: certified by a known pair's lower bound, else for a dense power by reference rows
+        and the few pairs they cannot settle (:func:`.tv_bounds.tv_decide`), else by the full scan."""
+        bound[0] = 1.0
         for i, j in witnesses:
             vals, ups = _eval_pairs(op._data, np.array([i]), np.array([j]), 0.0)
             if float(vals[0] - (ups[0] - vals[0])) > e:
                 return True
+        found = tv_decide(op._data, e) if _plain_dense(op) and op.shape[0] > 2 else None
+        if found is not None:
+            verdict, bound[0], pair = found
+            if verdict is not None:
+                if verdict:
+                    witnesses.insert(0, pair)
+                    del witnesses[4:]
+                return verdict
         res = dobrushin(op, progress=False)
+        bound[0] = res.gamma
         witnesses.insert(0, (op.inputs.index(res.pair[0]), op.inputs.index(res.pair[1])))
         del witnesses[4:]
         return res.gamma > e
 
-    def product(a, b):
-        out = a @ b
+    def product(a, b, j: int | None = None):
+        thin = sparse_of.get(j) if j is not None else None
+        if thin is not None and _plain_dense(a):  # dense @ sparse: O(n nnz)
+            out = MarkovOperator(np.asarray(a._data @ thin), inputs=a.inputs, outputs=b.outputs)
+        else:
+            out = a @ b
         n = out.shape[0]
         if out.is_sparse and out.nnz > 0.1 * n * n:  # filled in: dense products from now on
             try:
@@ -321,21 +343,39 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
         return 0
     with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
         powers, span = [K], 1  # powers[j] = K^(2^j)
+        bounds = []            # bounds[j] >= gamma(powers[j]) (certified)
+        sparse_of: dict = {}   # j -> CSR copy of a dense-stored powers[j] with few non-zeros (cheap right factor)
         while above(powers[-1]):
+            bounds.append(bound[0])
             if span >= limit:
                 raise InvalidParameterError(
                     f"K does not mix to eps={e!r} within max_steps={limit} steps (gamma(K^{span}) > eps); "
                     "it may be periodic or reducible")
-            powers.append(product(powers[-1], powers[-1]))
+            last = powers[-1]
+            if _plain_dense(last) and np.count_nonzero(last._data) <= 0.1 * last._data.size:
+                sparse_of[len(powers) - 1] = sp.csr_matrix(last._data)
             span *= 2
+            if submultiplicative(bound[0], bound[0], K.shape[0]) <= e:
+                powers.append(None)  # gamma(K^span) <= gamma(K^(span/2))^2 <= eps: no need to form it
+                break
+            powers.append(product(last, last, len(powers) - 1))
         if len(powers) == 1:
             return 1
-        acc, t = powers[-2], span // 2  # gamma(K^t) > eps >= gamma(K^(2t))
+        acc, t, acc_bound = powers[-2], span // 2, bounds[-1]  # gamma(K^t) > eps >= gamma(K^(2t))
         for j in range(len(powers) - 3, -1, -1):
-            trial = product(acc, powers[j])
+            if submultiplicative(acc_bound, bounds[j], K.shape[0]) <= e:
+                continue  # gamma(acc powers[j]) <= eps without forming the product
+            trial = product(acc, powers[j], j)
             if above(trial):
-                acc, t = trial, t + 2**j
+                acc, t, acc_bound = trial, t + 2**j, bound[0]
     if t + 1 > limit:
         raise InvalidParameterError(
             f"K does not mix to eps={e!r} within max_steps={limit} steps (needs {t + 1})")
     return t + 1
+
+
+def _plain_dense(op: MarkovOperator) -> bool:
+    """A dense-stored operator whose ``_data`` is its array (a structured one would densify on access)."""
+    if isinstance(op, StructuredOperator) or getattr(op, "row_stats", None) is not None:  # structured, dask-backed
+        return False
+    return isinstance(op._data, np.ndarray)

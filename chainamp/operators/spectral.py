@@ -14,6 +14,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._numerics import single_blas_thread
 from ..errors import SolverError
 from .chain import _check_square, _class_periods, _structure, _Structure
 from .markov import MarkovOperator
@@ -91,20 +92,34 @@ def _second_modulus(vals: np.ndarray) -> float:
     return float(np.abs(vals).max()) if vals.size else 0.0
 
 
-def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = None) -> tuple[float, str]:
-    import scipy.sparse.linalg as spla
+def _self_loop_in_one_class(K: MarkovOperator, st: _Structure) -> bool:
+    """An irreducible chain with a state that can stay put has period 1 (a cycle of length 1): no BFS needed."""
+    if len(st.members) != 1:
+        return False
+    diag = K._data.diagonal()
+    return bool(np.any(diag > 0.0))
 
+
+def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = None) -> tuple[float, str]:
     closed = np.flatnonzero(st.closed)
-    if closed.size > 1 or np.any(_class_periods(st)[closed] > 1):
+    if closed.size > 1 or (not _self_loop_in_one_class(K, st) and np.any(_class_periods(st)[closed] > 1)):
         return 0.0, "structure"  # eigenvalue 1 repeated, or a root of unity != 1 on the unit circle
     n = K.shape[0]
     if n == 1:
         return 1.0, "structure"
     if pi is None and len(st.members) == 1:  # irreducible: one stationary distribution, all positive
-        pi = _reversible_pi(K)
+        pi = _star_pi(K) if st.adjacency is None else _reversible_pi(K)
     S = _reversible_form(K, np.asarray(pi).ravel()) if pi is not None and len(st.members) == 1 else None
     if S is not None and not sp.issparse(S) and n > _DENSE_EIG_MAX and np.count_nonzero(S) <= 0.05 * n * n:
         S = sp.csr_matrix(S)  # a dense array with few non-zeros (a graph walk): sparse products
+    with single_blas_thread(n > _DENSE_EIG_MAX):
+        vals, method = _eigenvalues(K, S, n)
+    return float(min(1.0, max(0.0, 1.0 - _second_modulus(np.asarray(vals))))), method
+
+
+def _eigenvalues(K: MarkovOperator, S, n: int) -> tuple[np.ndarray, str]:
+    import scipy.sparse.linalg as spla
+
     try:
         if S is not None and n <= _DENSE_EIG_MAX:
             vals, method = np.linalg.eigvalsh(S.toarray() if sp.issparse(S) else S), "symmetric"
@@ -124,7 +139,29 @@ def _gap_and_method(K: MarkovOperator, st: _Structure, pi: np.ndarray | None = N
             method = "arpack"
     except spla.ArpackNoConvergence as exc:
         raise SolverError(f"ARPACK did not converge on the eigenvalues of K ({exc})") from None
-    return float(min(1.0, max(0.0, 1.0 - _second_modulus(np.asarray(vals))))), method
+    return vals, method
+
+
+def _positive_structure(K: MarkovOperator) -> _Structure | None:
+    """A dense K with every entry positive is one aperiodic class (self-loops): its structure without the graph
+    (``adjacency=None``: the CSR copy and the components cost more than the check)."""
+    n = K.shape[0]
+    if K.is_sparse or n < 2 or getattr(K, "row_stats", None) is not None or not bool(np.all(K._data > 0.0)):
+        return None
+    return _Structure(np.zeros(n, dtype=np.int64), (np.arange(n),), np.ones(1, dtype=bool), None)
+
+
+def _star_pi(K: MarkovOperator) -> np.ndarray:
+    """:func:`_reversible_pi` of a positive dense K along the star tree from state 0: ``pi_j / pi_0 = K_0j / K_j0``."""
+    A = np.asarray(K._data, dtype=float)
+    logpi = np.log(A[0]) - np.log(A[:, 0])
+    logpi[0] = 0.0
+    pi = np.exp(logpi - logpi.max())
+    return pi / pi.sum()
+
+
+def _fast_structure(K: MarkovOperator) -> _Structure:
+    return _positive_structure(K) or _structure(K)
 
 
 def _gap_from_structure(K: MarkovOperator, st: _Structure) -> float:
@@ -141,7 +178,7 @@ def spectral_gap_method(K: MarkovOperator) -> tuple[float, str]:
     (0.3, 'symmetric')
     """
     K = _check_square(K)
-    return _gap_and_method(K, _structure(K))
+    return _gap_and_method(K, _fast_structure(K))
 
 
 def spectral_gap(K: MarkovOperator) -> float:
@@ -177,7 +214,7 @@ def spectral_gap(K: MarkovOperator) -> float:
     0.3
     """
     K = _check_square(K)
-    return _gap_from_structure(K, _structure(K))
+    return _gap_from_structure(K, _fast_structure(K))
 
 
 def relaxation_time(K: MarkovOperator) -> float:

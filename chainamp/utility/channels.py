@@ -62,9 +62,24 @@ def compose_channel(channel: Any, name: str = "channel") -> MarkovOperator:
     return out
 
 
-def counts_vector(counts: Any, channel: MarkovOperator, name: str = "counts") -> np.ndarray:
+def check_counts_array(counts: Any, m: int, name: str = "counts") -> np.ndarray:
+    """A 1-D float array of m finite counts >= 0 (vectorised: the first bad entry is named)."""
+    vec = check_float_array(counts, name, ndim=1)
+    if vec.size != m:
+        raise InvalidParameterError(f"{name} must have one entry per output of the channel ({m}), "
+                                    f"got {vec.size}")
+    bad = ~(np.isfinite(vec) & (vec >= 0.0))
+    if np.any(bad):
+        j = int(np.flatnonzero(bad)[0])
+        _count(float(vec[j]), f"{name}[{j}]")
+    return np.array(vec, dtype=float)
+
+
+def counts_vector(counts: Any, channel: MarkovOperator, name: str = "counts", *,
+                  check_support: bool = True) -> np.ndarray:
     """Observed output counts as a float vector over ``channel.outputs``: finite, >= 0, total > 0,
-    and zero on every output the channel never produces."""
+    and zero on every output the channel never produces (``check_support=False``: the caller knows every
+    output is possible, and the channel's matrix is not formed)."""
     m = channel.shape[1]
     if isinstance(counts, Mapping):
         vec = np.zeros(m)
@@ -76,16 +91,12 @@ def counts_vector(counts: Any, channel: MarkovOperator, name: str = "counts") ->
                                             "channel") from None
             vec[j] = _count(value, f"{name}[{label!r}]")
     else:
-        vec = check_float_array(counts, name, ndim=1)
-        if vec.size != m:
-            raise InvalidParameterError(f"{name} must have one entry per output of the channel ({m}), "
-                                        f"got {vec.size}")
-        for j, v in enumerate(vec):
-            _count(v, f"{name}[{j}]")
-        vec = np.array(vec, dtype=float)
+        vec = check_counts_array(counts, m, name)
     total = float(vec.sum())
     if not total > 0.0:
         raise InvalidParameterError(f"{name} must have a positive total (got {total!r})")
+    if not check_support:
+        return vec
     impossible = (vec > 0) & (channel.matrix.sum(axis=0) == 0.0)
     if np.any(impossible):
         j = int(np.flatnonzero(impossible)[0])
@@ -147,3 +158,64 @@ def support_rates(channel: MarkovOperator, *, atol: float, rank_rtol: float) -> 
             f"bit {v} carries no information about input {channel.inputs[v]!r}: p = q = {p[v]:.6g}; the support "
             "estimator cannot be formed")
     return B, p, q
+
+
+def dense_covariance(A: np.ndarray, P: np.ndarray, f: np.ndarray, n: float, population: str):
+    """``A Sigma A^T`` of an affine estimator on a dense channel, never forming an m x m matrix:
+    ``A diag(pi) A^T = (A * pi) A^T``, minus ``(A pi)(A pi)^T`` (sampled) or ``(A P^T) diag(f) (A P^T)^T``
+    (fixed), over n; as a :class:`~chainamp.utility.StructuredCovariance` with a zero diagonal."""
+    from .lowrank import StructuredCovariance
+    pi = P.T @ f
+    cov = (A * pi) @ A.T
+    if population == "sampled":
+        u = A @ pi
+        cov -= np.outer(u, u)
+    elif A.shape[0] ** 3 * P.shape[1] <= _CENTERED_WORK:
+        cov = _fixed_covariance_centered(A, P, f, n)
+        k = cov.shape[0]
+        return StructuredCovariance(np.zeros(k), cov, np.eye(k))
+    else:
+        AP = A @ P.T
+        cov -= (AP * f) @ AP.T
+    cov = 0.5 * (cov + cov.T) / n
+    k = cov.shape[0]
+    return StructuredCovariance(np.zeros(k), cov, np.eye(k))
+
+
+#: The largest ``k^3 m`` (k inputs, m outputs) for which the fixed-population covariance is summed in its
+#: cancellation-free form (each term a k x m block times its transpose).
+_CENTERED_WORK = 1 << 28
+
+
+def _fixed_covariance_centered(A: np.ndarray, P: np.ndarray, f: np.ndarray, n: float) -> np.ndarray:
+    """``A (diag(pi) - P^T diag(f) P) A^T / n`` without cancellation.
+
+    With the rows ``w = P_x`` normalised (the stored rows stand for them), ``diag(w) - w w^T`` is the covariance
+    of a one-hot draw from w, so ``A (diag(w) - w w^T) A^T = sum_y w_y (a_y - m)(a_y - m)^T`` with ``a_y``
+    column y of A and ``m = A w = sum_z w_z a_z``: a sum of positive semi-definite terms. Each
+    ``a_y - m = sum_{z != y} w_z (a_y - a_z)`` is formed as ``r_y a_y - (m - w_y a_y)`` with
+    ``r_y = sum_{z != y} w_z``; for the one y where ``w_y > 1/2`` (the only place ``a_y`` and ``m`` can nearly
+    coincide) both ``r_y`` and ``m - w_y a_y`` are summed over ``z != y`` directly, never as differences of
+    nearly equal numbers. The result is then ``sum_x f_x`` of those terms, over n.
+    """
+    k = P.shape[0]
+    At = A.T  # row y: a_y
+    out = np.zeros((k, k))
+    for x in range(k):
+        if f[x] == 0.0:
+            continue
+        w = P[x] / P[x].sum()
+        total = float(w.sum())
+        rest = total - w
+        mean = At.T @ w
+        partial = mean[None, :] - w[:, None] * At  # m - w_y a_y
+        big = int(np.argmax(w))
+        if w[big] > 0.5 * total:
+            others = np.arange(w.size) != big
+            rest[big] = float(w[others].sum())
+            partial[big] = At[others].T @ w[others]
+        D = rest[:, None] * At - partial
+        out += f[x] * ((D * w[:, None]).T @ D)
+    out /= n
+    return 0.5 * (out + out.T)
+

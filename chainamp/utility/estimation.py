@@ -27,11 +27,16 @@ from typing import Any
 import numpy as np
 
 from .._numerics import (ESTIMATOR_RANK_RTOL, IBU_GAP_TOL, SUPPORT_RATE_ATOL, check_choice, check_distribution,
+                         check_memory, single_blas_thread,
                          check_float_array, check_int, check_positive, fmt_number, html_table,
                          text_table)
-from ..errors import InvalidMechanismError, InvalidParameterError
+from ..errors import InvalidMechanismError, InvalidParameterError, ResourceLimitError
 from ..operators import MarkovOperator
-from .channels import compose_channel, counts_vector, support_rates
+from . import lowrank as lr
+from .channels import bit_matrix, compose_channel, counts_vector, dense_covariance, support_rates
+from .ibu import dense_gradient, run_ibu
+from .lowrank import StructuredCovariance
+from .structured_channels import model_of
 
 __all__ = ["FrequencyEstimator", "FrequencyEstimate"]
 
@@ -183,9 +188,17 @@ class FrequencyEstimator:
     gradient ``g = P (w / pi)``, ``w = c / n``; for any f' on the simplex ``l(f') <= l(f) + g.(f' - f)
     <= l(f) + max_x g_x - f.g``, so the Frank-Wolfe gap ``max_x g_x - f.g`` bounds how far the estimate's
     log-likelihood per report lies below the maximum; the iteration stops when it is at most
-    ``ibu_gap_tol``. EM is slow (sublinear) when the maximum lies on the simplex's boundary with a
-    vanishing gradient there; the estimate then says ``converged=False``. IBU has no closed-form
-    covariance: :meth:`covariance` and :meth:`mse` raise for it.
+    ``ibu_gap_tol``. EM's updates are accelerated by squared extrapolation (SQUAREM, :mod:`.ibu`), which
+    changes the path, not the certificate; ``iterations`` counts EM updates. When the maximum lies on the
+    simplex's boundary with a vanishing gradient convergence can still be slow; the estimate then says
+    ``converged=False``. IBU has no closed-form covariance: :meth:`covariance` and :meth:`mse` raise for it.
+
+    **Structure.** k-ary randomized response (:class:`~chainamp.SymmetricChannel`) and unary encodings
+    (:func:`chainamp.mechanisms.unary_encoding`: both statistics and IBU) use closed forms
+    (:mod:`.structured_channels`): O(k) time and memory for the estimate, :meth:`variances` and
+    :meth:`mse` at any k; :meth:`covariance` is the dense k x k array (size-checked first) or, with
+    ``structured=True``, diagonal plus rank <= 4. IBU on a unary encoding reads the observed reports
+    (a mapping ``{bit tuple: count}``) through ``P(v, y) = base(|y|) r(y_v)``, never a 2^k table.
 
     Examples
     --------
@@ -202,7 +215,7 @@ class FrequencyEstimator:
     """
 
     __slots__ = ("_channel", "_method", "_statistic", "_rank", "_A", "_b", "_support", "_max_iterations",
-                 "_gap_tol", "_P")
+                 "_gap_tol", "_P", "_model")
 
     def __init__(self, channel: Any, method: str = "unbiased", *, statistic: str = "counts",
                  rank_rtol: float = ESTIMATOR_RANK_RTOL, support_rate_atol: float = SUPPORT_RATE_ATOL,
@@ -217,13 +230,29 @@ class FrequencyEstimator:
             raise InvalidParameterError(f"statistic={statistic!r} is only for method='unbiased' (IBU inverts the "
                                         "likelihood of the full output counts)")
         self._channel = compose_channel(channel)
-        P = np.array(self._channel.matrix, dtype=float)
+        self._A = self._b = self._support = self._P = None
+        model = model_of(self._channel)
+        if model is not None and model.kind == "unary" and not model.positive():
+            model = None  # a zero likelihood somewhere: the dense path (size-checked) handles the support exactly
+        if model is not None and model.kind == "symmetric" and self._statistic == "support":
+            bit_matrix(self._channel)  # k-RR's outputs are values, not bit tuples
+            model = None
+        self._model = model
+        if model is not None:
+            self._init_structured(model, rtol)
+            return
+        try:
+            P = np.array(self._channel.matrix, dtype=float)
+        except ResourceLimitError as exc:
+            raise ResourceLimitError(f"{exc} (FrequencyEstimator with method={self._method!r}, statistic="
+                                     f"{self._statistic!r} needs the dense channel; for a unary encoding use "
+                                     "statistic='support' or method='ibu')") from None
         P.flags.writeable = False
         self._P = P
         n_in = P.shape[0]
-        U, s, Vt = np.linalg.svd(P, full_matrices=False)  # P = U diag(s) Vt
+        with single_blas_thread(min(P.shape) > 256):  # LAPACK's bidiagonalisation: threads only wait (see _numerics)
+            U, s, Vt = np.linalg.svd(P, full_matrices=False)  # P = U diag(s) Vt
         self._rank = int(np.sum(s > rtol * s[0])) if s[0] > 0 else 0
-        self._A = self._b = self._support = None
         if self._method != "unbiased":
             return
         if self._statistic == "support":
@@ -243,6 +272,26 @@ class FrequencyEstimator:
         A.flags.writeable = False
         b.flags.writeable = False
         self._A, self._b = A, b
+
+    def _init_structured(self, model, rtol: float) -> None:
+        """k-RR or a unary encoding: rank, estimator and offset in closed form (:mod:`.structured_channels`)."""
+        k = model.k
+        self._rank = model.rank(rtol)
+        if self._method != "unbiased":
+            return
+        if model.kind == "unary" and self._statistic == "support":
+            model.check_support(rtol)
+            self._support = (model.p, model.q)
+            b = np.full(k, -model.q / (model.p - model.q))
+        else:
+            if self._rank < k:
+                raise InvalidMechanismError(
+                    f"the channel is not injective enough to invert: rank {self._rank} < {k} inputs "
+                    f"(singular values below rank_rtol={rtol:g} times the largest count as zero); use "
+                    "method='ibu'")
+            b = np.zeros(k)
+        b.flags.writeable = False
+        self._b = b
 
     # ------------------------------------------------------------------ views
     @property
@@ -273,8 +322,14 @@ class FrequencyEstimator:
 
     @property
     def matrix(self) -> np.ndarray:
-        """``"unbiased"``: the n_in x m matrix A with ``f^ = A (c / n) + offset`` (read-only)."""
+        """``"unbiased"``: the n_in x m matrix A with ``f^ = A (c / n) + offset`` (read-only; formed on request for a
+        structured channel, refused with :class:`~chainamp.ResourceLimitError` when too large)."""
         self._need_linear("matrix")
+        if self._A is None:
+            m = self._model
+            A = m.matrix() if m.kind == "symmetric" else m.support_matrix() if self._support else m.ls_matrix()
+            A.flags.writeable = False
+            self._A = A
         return self._A
 
     @property
@@ -285,7 +340,8 @@ class FrequencyEstimator:
 
     def __repr__(self) -> str:
         stat = f", statistic={self._statistic!r}" if self._statistic != "counts" else ""
-        return (f"FrequencyEstimator({self._P.shape[0]}x{self._P.shape[1]} channel, method={self._method!r}"
+        n_in, m = self._channel.shape
+        return (f"FrequencyEstimator({n_in}x{m} channel, method={self._method!r}"
                 f"{stat}, rank {self._rank})")
 
     def _need_linear(self, what: str) -> None:
@@ -307,11 +363,27 @@ class FrequencyEstimator:
         -------
         FrequencyEstimate
         """
-        c = counts_vector(counts, self._channel)
+        model = self._model
+        if model is not None and model.kind == "unary":
+            Y, c = model.reports(counts)
+            n = float(c.sum())
+            if self._method == "ibu":
+                data = model.ibu_data(Y, c)
+                if data is not None:
+                    return self._ibu(model.gradient, data, n)
+                return self._ibu_dense(counts_vector(counts, self._channel), n)
+            if self._support is not None:
+                return self.estimate_support(model.support_counts(Y, c), n)
+            f = model.ls_estimate(Y, c)
+            f.flags.writeable = False
+            return FrequencyEstimate(f, self.inputs, n, self._method, self._statistic)
+        c = counts_vector(counts, self._channel, check_support=model is None)
         n = float(c.sum())
         if self._method == "ibu":
-            return self._ibu(c / n, n)
-        f = self._A @ (c / n) + self._b
+            if model is not None:
+                return self._ibu(model.gradient, model.ibu_data(c / n), n)
+            return self._ibu_dense(c, n)
+        f = model.estimate(c / n) if model is not None else self._A @ (c / n) + self._b
         f.flags.writeable = False
         return FrequencyEstimate(f, self.inputs, n, self._method, self._statistic)
 
@@ -345,98 +417,84 @@ class FrequencyEstimator:
         f.flags.writeable = False
         return FrequencyEstimate(f, self.inputs, total, self._method, self._statistic)
 
-    def _ibu(self, w: np.ndarray, n: float) -> FrequencyEstimate:
-        P = self._P
-        f = np.full(P.shape[0], 1.0 / P.shape[0])
-        observed = w > 0
-        ratio = np.zeros_like(w)
-        gap = math.inf
-        iterations = 0
-        while True:
-            pi = f @ P
-            ratio[observed] = w[observed] / pi[observed]
-            g = P @ ratio
-            gap = max(float(g.max() - f @ g), 0.0)
-            if gap <= self._gap_tol or iterations >= self._max_iterations:
-                break
-            f = f * g
-            f /= f.sum()
-            iterations += 1
-        loglik = float(n * np.sum(w[observed] * np.log(pi[observed])))
+    def _ibu_dense(self, c: np.ndarray, n: float) -> FrequencyEstimate:
+        obs = np.flatnonzero(c > 0)
+        return self._ibu(dense_gradient, (self._dense_channel()[:, obs], c[obs] / n), n)
+
+    def _ibu(self, gradient, data, n: float) -> FrequencyEstimate:
+        k = len(self.inputs)
+        f, iterations, gap, mean_ll = run_ibu(gradient, data, k, self._gap_tol, self._max_iterations)
         f.flags.writeable = False
-        return FrequencyEstimate(f, self.inputs, n, "ibu", "counts", iterations, gap <= self._gap_tol, gap, loglik)
+        return FrequencyEstimate(f, self.inputs, n, "ibu", "counts", iterations, gap <= self._gap_tol, gap,
+                                 n * mean_ll)
+
+    def _dense_channel(self) -> np.ndarray:
+        if self._P is None:
+            P = np.array(self._channel.matrix, dtype=float)
+            P.flags.writeable = False
+            self._P = P
+        return self._P
 
     # ------------------------------------------------------------- accuracy
-    def covariance(self, frequencies: Any, n: float, *, population: str = "sampled") -> np.ndarray:
+    def covariance(self, frequencies: Any, n: float, *, population: str = "sampled", structured: bool = False
+                   ) -> np.ndarray | StructuredCovariance:
         """Covariance matrix of the unbiased estimate from n reports when the true frequencies are given.
 
         ``A Sigma A^T`` with ``Sigma = (diag(pi) - pi pi^T) / n`` (``population="sampled"``: users draw their
         values i.i.d. from the frequencies) or ``(diag(pi) - P^T diag(f) P) / n`` (``"fixed"``: exactly
-        ``n f_x`` users hold x, as in Wang et al. 2017), ``pi = P^T f``. See the class notes.
+        ``n f_x`` users hold x, as in Wang et al. 2017), ``pi = P^T f``. See the class notes. Never forms an
+        m x m matrix; ``"fixed"`` is summed without cancellation (closed forms for k-RR, positive semi-definite
+        terms on a dense channel up to ``k^3 m`` = 2^28 operations: :func:`.channels.dense_covariance`).
 
-        ``"fixed"`` is computed as a sum of positive semi-definite terms without cancellation (up to
-        ``k^3 m`` = 2^28 operations, k inputs, m outputs; :func:`_fixed_covariance_centered`): for a nearly
-        noiseless channel the covariance is tiny against ``A diag(pi) A^T`` and the difference above lost
-        up to 1e-5 of it. Larger channels use the difference.
+        ``structured=True`` returns a :class:`StructuredCovariance` (diagonal plus low rank: O(k) memory for
+        k-RR and unary encodings, whose covariances have closed forms); the default dense k x k array is
+        refused with :class:`~chainamp.ResourceLimitError` before allocating when it would not fit (8 TB at
+        k = 10^6): :meth:`variances` and :meth:`mse` then still work, in O(k).
+
+        Examples
+        --------
+        >>> from chainamp import mechanisms
+        >>> est = FrequencyEstimator(mechanisms.randomized_response(10**5, 2.0))
+        >>> f = np.full(10**5, 1e-5)
+        >>> cov = est.covariance(f, 10**4, structured=True)
+        >>> cov.shape, cov.rank, f"{cov.trace():.6g}" == f"{est.mse(f, 10**4):.6g}"
+        ((100000, 100000), 4, True)
         """
+        if not structured:
+            k = len(self.inputs)
+            check_memory(16.0 * k * k, f"a dense {k} x {k} covariance matrix",
+                         hint="use variances(), mse() or covariance(..., structured=True)")
+        cov = self._covariance(frequencies, n, population)
+        cov = cov.structured() if isinstance(cov, lr.Terms) else cov
+        return cov if structured else cov.toarray()
+
+    def _covariance(self, frequencies: Any, n: float, population: str) -> StructuredCovariance | lr.Terms:
         self._need_linear("covariance")
         f = check_distribution(frequencies, "frequencies", size=len(self.inputs))
         total = check_positive(n, "n")
         check_choice(population, "population", _POPULATIONS)
-        P = self._P
-        pi = P.T @ f
-        if population == "sampled":
-            sigma = np.diag(pi) - np.outer(pi, pi)
-        else:
-            k, m = P.shape
-            if k * k * k * m <= _CENTERED_WORK:
-                return _fixed_covariance_centered(self._A, P, f, total)
-            sigma = np.diag(pi) - P.T @ (f[:, None] * P)
-        cov = self._A @ sigma @ self._A.T / total
-        return 0.5 * (cov + cov.T)
+        model = self._model
+        if model is not None:
+            if model.kind == "symmetric":
+                return model.covariance(f, total, population)
+            cov = model.support_covariance if self._support is not None else model.ls_covariance
+            return cov(f, total, population)
+        return dense_covariance(self._A, self._P, f, total, population)
 
     def variances(self, frequencies: Any, n: float, *, population: str = "sampled") -> np.ndarray:
-        """Per-value variances of the unbiased estimate (the diagonal of :meth:`covariance`)."""
-        return np.diag(self.covariance(frequencies, n, population=population)).copy()
+        """Per-value variances of the unbiased estimate (the diagonal of :meth:`covariance`, in O(k) for k-RR and
+        unary encodings)."""
+        return self._covariance(frequencies, n, population).variances()
 
     def mse(self, frequencies: Any, n: float, *, population: str = "sampled") -> float:
-        """Expected squared error ``E ||f^ - f||^2`` of the unbiased estimate: the trace of :meth:`covariance`."""
-        return float(np.sum(self.variances(frequencies, n, population=population)))
+        """Expected squared error ``E ||f^ - f||^2`` of the unbiased estimate: the trace of :meth:`covariance`
+        (O(k) for k-RR and unary encodings).
 
-
-#: The largest ``k^3 m`` (k inputs, m outputs) for which the fixed-population covariance is summed in its
-#: cancellation-free form (each term a k x m block times its transpose).
-_CENTERED_WORK = 1 << 28
-
-
-def _fixed_covariance_centered(A: np.ndarray, P: np.ndarray, f: np.ndarray, n: float) -> np.ndarray:
-    """``A (diag(pi) - P^T diag(f) P) A^T / n`` without cancellation.
-
-    With the rows ``w = P_x`` normalised (the stored rows stand for them), ``diag(w) - w w^T`` is the covariance
-    of a one-hot draw from w, so ``A (diag(w) - w w^T) A^T = sum_y w_y (a_y - m)(a_y - m)^T`` with ``a_y``
-    column y of A and ``m = A w = sum_z w_z a_z``: a sum of positive semi-definite terms. Each
-    ``a_y - m = sum_{z != y} w_z (a_y - a_z)`` is formed as ``r_y a_y - (m - w_y a_y)`` with
-    ``r_y = sum_{z != y} w_z``; for the one y where ``w_y > 1/2`` (the only place ``a_y`` and ``m`` can nearly
-    coincide) both ``r_y`` and ``m - w_y a_y`` are summed over ``z != y`` directly, never as differences of
-    nearly equal numbers. The result is then ``sum_x f_x`` of those terms, over n.
-    """
-    k = P.shape[0]
-    At = A.T  # row y: a_y
-    out = np.zeros((k, k))
-    for x in range(k):
-        if f[x] == 0.0:
-            continue
-        w = P[x] / P[x].sum()
-        total = float(w.sum())
-        rest = total - w
-        mean = At.T @ w
-        partial = mean[None, :] - w[:, None] * At  # m - w_y a_y
-        big = int(np.argmax(w))
-        if w[big] > 0.5 * total:
-            others = np.arange(w.size) != big
-            rest[big] = float(w[others].sum())
-            partial[big] = At[others].T @ w[others]
-        D = rest[:, None] * At - partial
-        out += f[x] * ((D * w[:, None]).T @ D)
-    out /= n
-    return 0.5 * (out + out.T)
+        Examples
+        --------
+        >>> from chainamp import mechanisms
+        >>> est = FrequencyEstimator(mechanisms.unary_encoding(10**6, 2.0, "OUE"), statistic="support")
+        >>> round(est.mse(np.full(10**6, 1e-6), 10**6, population="fixed"), 6)  # Wang et al.: 4 e^eps / (e^eps - 1)^2
+        0.72406
+        """
+        return self._covariance(frequencies, n, population).trace()

@@ -9,7 +9,12 @@
    same matrix in the same run: the lazy walk on a 1000-node small world stored dense and a random walk
    with symmetric random weights (both reversible: the symmetric method), and a random non-reversible
    chain (eigvals, nothing faster is reliable for its clustered spectrum). The machine load is printed.
-3. Random walks on 100,000-node graphs (a 316 x 316 grid, where the sparse LU solve is used,
+   Issue 20: the eigenvalues run with one BLAS thread (threadpoolctl); each line also gives the tracemalloc peak.
+4. ``mixing_time`` of dense 1000-state chains (goal: under 0.5 s; issue 20 item 5): a random chain, a sticky one
+   (0.9 I + 0.1 random) and the lazy small-world walk stored dense, next to numpy squaring to ``K^t`` and one
+   per-row TV loop at the answer t (the least a direct computation needs).
+   ``python tests/benchmarks/bench_chain.py --issue20`` runs 2 and 4 only.
+5. Random walks on 100,000-node graphs (a 316 x 316 grid, where the sparse LU solve is used,
    and a Barabasi-Albert graph, where power iteration converges first), with the residual
    ``||pi K - pi||_1`` and the distance to the degree-proportional closed form; and the spectral
    gap of the lazy walk on the Barabasi-Albert graph (ARPACK).
@@ -18,7 +23,9 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
+import tracemalloc
 
 import networkx as nx
 import numpy as np
@@ -50,9 +57,51 @@ def spectral_benchmark(n: int = 1000) -> None:
     for name, P in cases.items():
         K = MarkovOperator(P)
         t_ours, (gap, method) = best_of(lambda: spectral_gap_method(K), repeat=2)
+        mb_ours = peak_mb(lambda: spectral_gap_method(K))
         t_np, ref = best_of(lambda: numpy_gap(P), repeat=1)
-        print(f"  {name:40s} chainamp {t_ours:6.3f} s ({method}, gap {gap:.10f}); numpy eigvals {t_np:6.3f} s "
-              f"(gap {ref:.10f})")
+        mb_np = peak_mb(lambda: numpy_gap(P))
+        print(f"  {name:40s} chainamp {t_ours:6.3f} s {mb_ours:5.1f} MB ({method}, gap {gap:.10f}); numpy eigvals "
+              f"{t_np:6.3f} s {mb_np:5.1f} MB (gap {ref:.10f})   [{load()}]")
+
+
+def peak_mb(fn) -> float:
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    return peak
+
+
+def mixing_time_benchmark(n: int = 1000) -> None:
+    from chainamp.mixing import mixing_time, pairwise
+
+    rng = np.random.default_rng(0)
+    A = rng.random((n, n))
+    P = A / A.sum(axis=1, keepdims=True)
+    walk = MarkovOperator.random_walk(nx.connected_watts_strogatz_graph(n, 10, 0.1, seed=0), laziness=0.5).matrix
+    cases = {"random dense (non-reversible)": P, "sticky 0.9 I + 0.1 random": 0.9 * np.eye(n) + 0.1 * P,
+             "lazy small-world walk stored dense": walk}
+    mixing_time(MarkovOperator(P[:50, :50] / P[:50, :50].sum(axis=1, keepdims=True)), progress=False)  # warm-up
+    print(f"mixing_time(K, 0.25), dense {n}x{n}   [{load()}]")
+    for name, M in cases.items():
+        def ours():
+            pairwise._PREP_CACHE.clear()
+            return mixing_time(MarkovOperator(M), progress=False)
+
+        t_ours, steps = best_of(ours, repeat=2)
+        mb = peak_mb(ours)
+
+        def numpy_direct():
+            power, done = M.copy(), 1
+            while 2 * done <= steps:
+                power, done = power @ power, 2 * done
+            for _ in range(steps - done):
+                power = power @ M
+            return max(float(0.5 * np.abs(power[i] - power[i + 1:]).sum(axis=1).max()) for i in range(n - 1))
+
+        t_np, gamma = best_of(numpy_direct, repeat=1)
+        print(f"  {name:40s} chainamp {t_ours:6.3f} s {mb:6.1f} MB (t = {steps}); numpy K^t and one per-row TV "
+              f"loop {t_np:6.3f} s (gamma {gamma:.4f})   [{load()}]")
 
 
 def best_of(fn, repeat: int = 3) -> tuple[float, object]:
@@ -110,5 +159,7 @@ def sparse_benchmark() -> None:
 
 if __name__ == "__main__":
     spectral_benchmark()
-    dense_benchmark()
-    sparse_benchmark()
+    mixing_time_benchmark()
+    if "--issue20" not in sys.argv:
+        dense_benchmark()
+        sparse_benchmark()
