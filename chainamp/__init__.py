@@ -36,6 +36,8 @@ from . import amplification, mechanisms, mixing, operators, privacy, renyi, diff
 from . import accounting, utility, design  # noqa: F401,E402
 from .accounting import amplify_reports, compose  # noqa: F401,E402
 from ._numerics import resource_limits  # noqa: F401,E402
+from . import shuffle  # noqa: F401,E402
+from .shuffle import ShuffleReport, amplify_shuffled  # noqa: F401,E402
 
 
 def __getattr__(name: str):
@@ -51,7 +53,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = sorted(
     {"errors", "lp", "mechanisms", "renyi", "diffusion", "accounting", "utility", "design", "__version__",
-     "amplify_reports", "compose", "resource_limits", "sweep"}
+     "amplify_reports", "compose", "resource_limits", "sweep", "amplify_shuffled", "ShuffleReport"}
     | set(errors.__all__) | set(operators.__all__) | set(mixing.__all__) | set(privacy.__all__)
     | set(amplification.__all__)
 )

@@ -26,7 +26,7 @@ TOP_LEVEL = {
     "theorem1_dobrushin", "theorem1_doeblin", "theorem1_hockey_stick", "theorem1_ultra_mixing",
     "tight_pure_epsilon", "total_variation", "transient_states", "ultra_mixing",
     "utility", "design", "accounting", "DominatingPair", "compose", "amplify_reports", "ResourceLimitError", "resource_limits", "StructuredOperator", "SymmetricChannel", "KroneckerOperator",
-    "sweep", "spectral_gap_method",
+    "sweep", "spectral_gap_method", "amplify_shuffled", "ShuffleReport",
 }
 
 NAMESPACES = {
@@ -114,7 +114,7 @@ def test_contract_signatures():
 #: the layers of docs/architecture.md: a module may import (at module level) only from its own folder or a
 #: folder of a lower layer; the facade modules at the top of the package (the public namespaces) come last
 FOLDER_LAYERS = {"errors": 0, "_numerics": 1, "operators": 2, "mixing": 3, "privacy": 4, "amplification": 5,
-                 "accounting": 6, "utility": 6, "renyi": 6, "diffusion": 6, "design": 7, "audit": 8}
+                 "accounting": 6, "utility": 6, "renyi": 6, "diffusion": 6, "design": 7, "shuffle": 7, "audit": 8}
 FACADE = {"__init__", "__main__", "mechanisms", "lp", "io", "plot", "report", "cli"}
 FACADE_LAYER = 9
 

@@ -54,6 +54,8 @@ def _item_profile(item: Any, index: int) -> PrivacyProfile | DominatingPair:
 
         return PrivacyProfile.from_callable(envelope, name=f"amplified {item.mechanism.description}",
                                             source="certified envelope of an AmplificationReport")
+    if isinstance(getattr(item, "profile", None), PrivacyProfile) and hasattr(item, "epsilon_at"):
+        return item.profile  # a report of a higher layer carrying its certified profile (chainamp.ShuffleReport)
     if isinstance(item, (MarkovOperator, np.ndarray)) or type(item).__module__.startswith("scipy.sparse"):
         return privacy_profile(item)
     if isinstance(item, (list, tuple)) and item and all(isinstance(r, (list, tuple, np.ndarray)) for r in item):
