@@ -61,7 +61,7 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
-from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window
+from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, pmf_rtol
 from ._pairs import both_orders, roc_lower, roc_upper, thin
 
 __all__ = ["ShuffledPairs", "binary_rr_shuffle", "krr_shuffle", "EXACT_WORK_BUDGET"]
@@ -105,12 +105,12 @@ def _dataset_z(N: int, m: int, p: float, q: float, tail: float, extra: int = 0):
     _, a, da = binomial_window(m, p, tail)
     _, b, db = binomial_window(N - m, q, tail)
     z, r = _conv(a, b)
-    rel = r + 2 * PMF_RTOL
+    rel = r + pmf_rtol(m, p) + pmf_rtol(N - m, q)
     dropped = da + db
     if extra:
         _, c, dc = binomial_window(extra, 0.5, tail)
         z, r2 = _conv(z, c)
-        rel += r2 + PMF_RTOL
+        rel += r2 + pmf_rtol(extra, 0.5)
         dropped += dc
     return z, rel + 8 * _U, dropped
 
@@ -182,7 +182,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
                 _, c, dc = binomial_window(m0 - 1 - m, q, tail)
                 y, r1 = _conv(a, c)
                 z, r2 = _conv(w, y)
-                rel = r1 + r2 + 3 * PMF_RTOL + 8 * _U
+                rel = r1 + r2 + pmf_rtol(N - m0 + 1, q) + pmf_rtol(m, p) + pmf_rtol(m0 - 1 - m, q) + 8 * _U
                 (s, b), (s2, b2) = _binary_component(z, rel, dw + da + dc, p, q, True)
                 up_s.append(s); up_b.append(b); lo_s.append(s2); lo_b.append(b2)
                 bar.update(1)
@@ -247,7 +247,7 @@ def _coin_masses(base: np.ndarray, rel: float, dropped: float, L: int, gamma: fl
         if c > have:
             _, coin, dc = binomial_window(c - have, 0.5, tail)
             z, r = _conv(z, coin)
-            rel += r + PMF_RTOL
+            rel += r + pmf_rtol(c - have, 0.5)
             dropped += dc
             have = c
         wj = float(w[cuts[j]:cuts[j + 1]].sum()) if j < cuts.size - 2 else float(w[cuts[j]:].sum())
@@ -263,7 +263,7 @@ def _interval_base(ones: int, zeros: int, p: float, q: float, tail: float):
     _, a, da = binomial_window(ones, p, tail)
     _, b, db = binomial_window(zeros, q, tail)
     z, r = _conv(a, b)
-    return z, r + 2 * PMF_RTOL + 8 * _U, da + db
+    return z, r + pmf_rtol(ones, p) + pmf_rtol(zeros, q) + 8 * _U, da + db
 
 
 def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_TAIL, bins: int = 64,
