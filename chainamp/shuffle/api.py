@@ -79,9 +79,15 @@ def profile_of_deltas(fn: Callable[[np.ndarray], np.ndarray], *, name: str, sour
 # ------------------------------------------------------------------ reading the randomizer
 def _compose(randomizer: Any):
     """One operator, or the product of a list applied in order, with the product's rounding error."""
-    if isinstance(randomizer, (list, tuple)):
-        if not randomizer:
-            raise InvalidMechanismError("randomizer: an empty list of steps")
+    def two_d(op: Any) -> bool:
+        try:
+            return isinstance(op, MarkovOperator) or np.ndim(op) == 2 or hasattr(op, "tocsr")
+        except ValueError:
+            return False
+
+    if isinstance(randomizer, (list, tuple)) and not randomizer:
+        raise InvalidMechanismError("randomizer: an empty list of steps")
+    if isinstance(randomizer, (list, tuple)) and all(two_d(op) for op in randomizer):
         steps = [as_operator(op, f"randomizer[{i}]") for i, op in enumerate(randomizer)]
         out, err = steps[0], operator_error(steps[0])
         for i, op in enumerate(steps[1:], start=1):
@@ -149,12 +155,12 @@ def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
     gamma = max(0.0, 1.0 - doe.gamma)  # 1 - gamma_Doeblin rounded up -> blanket rounded down
     desc = f"a {op.shape[0]}x{op.shape[1]} channel" if not isinstance(op, SymmetricChannel) else ""
     rr = _rr_parameters(op)
-    if rr is not None and rr[1] > rr[2] and op.shape[0] >= 2:
+    if rr is not None and rr[1] >= rr[2] and op.shape[0] >= 2:
         k, d, o = rr
         if not err.is_exact:  # a product chainamp formed: the exact ratio is within (1 +- r)^2
             r = Fraction(err.rel) + Fraction(err.absolute) / (o if o > 0 else 1)
             d, o = d * (1 + r), max(o * (1 - r), Fraction(0))
-        eps0 = math.inf if o == 0 else _log_up(d / o)
+        eps0 = math.inf if o == 0 else 0.0 if d == o else _log_up(d / o)
         desc = (f"{k}-ary randomized response (eps0 = {fmt_number(eps0)})" if k > 2 else
                 f"binary randomized response (eps0 = {fmt_number(eps0)})")
         return Randomizer("rr", desc, op, ldp.epsilon, k=k, epsilon0=eps0, blanket_gamma=gamma,
@@ -176,18 +182,22 @@ def _exact(rz: Randomizer, users: int, *, progress: bool | None = None, executor
     if rz.kind != "rr":
         return None
     notes = []
-    if rz.operator.shape[0] < 2:
-        zero = DominatingPair([1.0], [1.0], name="one input value", exact=True)
-        prof = profile_of_pair(zero, name="one input value", source="no neighbouring values", exact=True)
-        return ShuffleBound(prof, prof, "any dataset", True, ("the randomizer has one input value: nothing to "
-                                                               "protect, delta = 0",))
     e0 = rz.epsilon0
+    if rz.operator.shape[0] < 2 or e0 == 0.0:
+        why = ("the randomizer has one input value: nothing to protect" if rz.operator.shape[0] < 2 else
+               "every input has the same output distribution: the reports carry no information")
+        zero = DominatingPair([1.0], [1.0], name=why, exact=True)
+        prof = profile_of_pair(zero, name=why, source="identical output distributions", exact=True)
+        return ShuffleBound(prof, prof, "any dataset", True, (why + ", so delta = 0 at every epsilon >= 0",))
     if math.isinf(e0):
         notes.append("the randomizer reports its value exactly (no blanket: gamma = 0), so the other users' reports "
                      "are known to an analyst who knows their data and the histogram reveals the changed value: "
                      "delta = 1 at every epsilon")
     if rz.k == 2:
-        p = 1.0 if math.isinf(e0) else min(1.0, _up(1 / (1 + Fraction(math.exp(-e0)) * (1 - Fraction(1, 2**50)))))
+        if e0 == 0.0:
+            p = 0.5
+        else:
+            p = 1.0 if math.isinf(e0) else min(1.0, _up(1 / (1 + Fraction(math.exp(-e0)) * (1 - Fraction(1, 2**50)))))
         res = binary_rr_shuffle(users, p, progress=progress)
         if not res.exact_all:
             notes.append(f"datasets m = 0..{res.exact_datasets[-1]} of the other users are exact components; the "
@@ -197,6 +207,8 @@ def _exact(rz: Randomizer, users: int, *, progress: bool | None = None, executor
         k = rz.k
         if math.isinf(e0):
             d, o = 1.0, 0.0
+        elif e0 == 0.0:
+            d = o = 1.0 / k
         else:
             t = math.exp(-e0) * (1 - 2.0**-50)  # e^-eps0 rounded down: eps0 rounded up
             d = 1.0 / (1.0 + (k - 1) * t)
