@@ -155,8 +155,8 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
 
     Examples
     --------
-    >>> res = binary_rr_shuffle(3, 0.75)
-    >>> res.exact_all, round(res.upper.delta(0.0), 6)   # N = 2 others: the worst dataset is m = 1
+    >>> res = binary_rr_shuffle(4, 0.75)
+    >>> res.exact_all, round(res.upper.delta(0.0), 6)   # 3 others: m = 1 one (0.257813) beats m = 0 (0.210938)
     (True, 0.257813)
     """
     N = int(users) - 1
