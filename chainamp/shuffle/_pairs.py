@@ -140,3 +140,29 @@ def _hull_mask():
         except ImportError:  # pragma: no cover
             _HULL.append(_hull_source)
     return _HULL[0]
+
+
+class HullAccumulator:
+    """The upper hull of many components' ROC points, merged one component at a time.
+
+    A new point is dropped when it lies below the current hull's chain (``np.interp`` of its vertices, a concave
+    piecewise-linear function) by more than a margin far above the interpolation's rounding error: such a point
+    is never a vertex of the final hull (the final hull is above the current one), so the maximum of ``b - a s``
+    is unchanged. The survivors are thinned (:func:`thin`) together with the current vertices."""
+
+    def __init__(self) -> None:
+        self.s = np.zeros(0)
+        self.b = np.zeros(0)
+
+    def add(self, s: np.ndarray, b: np.ndarray) -> None:
+        s = np.asarray(s, dtype=float)
+        b = np.asarray(b, dtype=float)
+        if self.s.size >= 2:
+            ref = np.interp(s, self.s, self.b)
+            keep = b > ref - 1e-13 * np.maximum(ref, 1e-300) - 1e-300
+            s, b = s[keep], b[keep]
+        if s.size:
+            self.s, self.b = thin(np.concatenate((self.s, s)), np.concatenate((self.b, b)))
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.s, self.b

@@ -62,15 +62,17 @@ import numpy as np
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
 from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, pmf_rtol
-from ._pairs import both_orders, roc_lower, roc_upper, thin
+from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper, thin
 
 __all__ = ["ShuffledPairs", "binary_rr_shuffle", "krr_shuffle", "EXACT_WORK_BUDGET"]
 
 #: multiply-adds of direct convolution the exact method spends before covering the remaining datasets of the
 #: other users by one coarse interval (sound, looser); about 1 s on this machine
 EXACT_WORK_BUDGET = 4e8
-#: at most this many datasets of the other users are computed exactly (each costs a pass over the support)
-MAX_EXACT_DATASETS = 600
+#: every dataset of the other users is computed exactly when there are at most this many (up to mirror images)
+MAX_EXACT_ALL = 1024
+#: otherwise the first datasets m = 0, 1, ... (at most this many) are, and intervals cover the rest
+MAX_EXACT_DATASETS = 64
 _U = UNIT_ROUNDOFF
 
 
@@ -91,6 +93,40 @@ def _conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     """Direct convolution and its relative error bound (non-negative terms: ``(min len + 1) u``)."""
     out = np.convolve(a, b)
     return out, (min(a.size, b.size) + 2) * _U
+
+
+#: above this many multiply-adds an interval component convolves by FFT (with an absolute error bound)
+FFT_MIN_WORK = 3e7
+
+
+def _fft_conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """Convolution by real FFT and a bound of its absolute error in every entry.
+
+    Error model (Higham 2002, Thm 24.2: a computed radix-2 FFT of x is within ``5 u log2(n) ||F x||_2`` in the
+    2-norm, ``||F x||_2 = sqrt(n) ||x||_2``): products of the transforms and the inverse give
+    ``||c~ - c||_2 <= e_F (||a||_2 ||b||_1 + ||a||_1 ||b||_2 + 2 ||c||_2) + 3u ||c||_2`` with ``e_F`` the
+    relative FFT error; we take ``e_F = 16 u (log2 n + 1)`` (a factor 3 above Higham's constant) and double the
+    result. Every entry's error is at most the 2-norm of the error vector. Negative entries (true values are
+    >= 0) are set to 0, which only reduces the error."""
+    L = a.size + b.size - 1
+    n = 1 << max(1, (L - 1).bit_length())
+    c = np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(b, n), n)[:L]
+    na, nb = float(np.sqrt(np.dot(a, a))), float(np.sqrt(np.dot(b, b)))
+    sa, sb = float(a.sum()), float(b.sum())
+    nc = float(np.sqrt(np.dot(c, c)))
+    eF = 16.0 * _U * (math.log2(n) + 1.0)
+    eta = 2.0 * (eF * (na * sb + sa * nb + 2.0 * nc * 1.01) + 3.0 * _U * nc * 1.01)
+    return np.maximum(c, 0.0), math.nextafter(eta, math.inf)
+
+
+def _conv_any(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """``(c, rel, absolute)``: direct convolution for small work (relative error), FFT above ``FFT_MIN_WORK``
+    (absolute error)."""
+    if float(a.size) * float(b.size) <= FFT_MIN_WORK:
+        c, r = _conv(a, b)
+        return c, r, 0.0
+    c, eta = _fft_conv(a, b)
+    return c, 0.0, eta
 
 
 def _user_pair(Z: np.ndarray, p: float, q: float) -> tuple[np.ndarray, np.ndarray]:
@@ -136,22 +172,23 @@ def _plan_exact(N: int, p: float, q: float, budget: float) -> tuple[int, bool]:
     shared big factor (``Bin(N - M0 + 1, q)``, the first M0 only)."""
     half = N // 2
     wB = _width(N, q)
-    if half + 1 <= MAX_EXACT_DATASETS and (half + 1) * (_width(half, p) + 1) * wB <= budget:
+    if half + 1 <= MAX_EXACT_ALL and (half + 1) * (_width(half, p) + 1) * wB <= budget:
         return half + 1, True
     m0 = int(max(2, min(half + 1, MAX_EXACT_DATASETS, math.sqrt(budget / (2.0 * wB)))))
     return m0, False
 
 
 def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget: float = EXACT_WORK_BUDGET,
-                      growth: float = 1.5, progress: bool | None = None) -> ShuffledPairs:
+                      growth: float = 1.1, progress: bool | None = None) -> ShuffledPairs:
     """Certified worst case over the other users' bits of binary RR (keep probability ``p``) shuffled among
     ``users`` users, as a finite dominating pair (derivation in the module docstring).
 
     ``p`` is the keep probability (``1/2 <= p < 1``; a larger p is less private, so callers round it up).
     Every dataset m (number of ones among the others) up to ``N/2`` is a component of its own when the work
-    budget (multiply-adds of direct convolution) allows; otherwise the first ``M0`` are, and intervals of
-    m whose lengths grow by ``growth`` cover the rest (``H <= pair_c0 + P(C < c0)``, module docstring); the
-    last interval takes what is left when the budget runs out (sound, looser).
+    budget (multiply-adds of direct convolution) allows; otherwise the first ``M0`` are, and intervals
+    ``[m1, m2]`` with ``m2 - m1 = (growth - 1) m1`` cover the rest. An interval reveals the blanket draws of its middle users (module docstring) and, when ``m1`` is large,
+    of all but ``keep`` of its base ones too (a larger reveal: sound, looser, and its convolution stays within
+    the budget).
 
     Examples
     --------
@@ -162,7 +199,10 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
     N = int(users) - 1
     q = 1.0 - p  # exact (Sterbenz) for p in [1/2, 1]
     half = N // 2
-    up_s, up_b, lo_s, lo_b = [], [], [], []
+    if q == 0.0:  # no noise: the others' count is known, so s reveals user 1's bit (delta = 1 at every eps)
+        pair = DominatingPair([1.0, 0.0], [0.0, 1.0], name=f"binary RR with p = 1 among {users} users", exact=True)
+        return ShuffledPairs(pair, pair, True, (0,), (), "any dataset of the other users")
+    up, lo = HullAccumulator(), HullAccumulator()
     intervals: list[tuple[int, int]] = []
     wB = _width(N, q)
     check_memory(96.0 * (wB + 2 * _width(N, 0.5) + 64), "the shuffled histogram's distributions")
@@ -173,7 +213,8 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
             for m in range(m0):
                 z, rel, dropped = _dataset_z(N, m, p, q, tail)
                 (s, b), (s2, b2) = _binary_component(z, rel, dropped, p, q, True)
-                up_s.append(s); up_b.append(b); lo_s.append(s2); lo_b.append(b2)
+                up.add(s, b)
+                lo.add(s2, b2)
                 bar.update(1)
         else:
             _, w, dw = binomial_window(N - (m0 - 1), q, tail)
@@ -184,34 +225,28 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
                 z, r2 = _conv(w, y)
                 rel = r1 + r2 + pmf_rtol(N - m0 + 1, q) + pmf_rtol(m, p) + pmf_rtol(m0 - 1 - m, q) + 8 * _U
                 (s, b), (s2, b2) = _binary_component(z, rel, dw + da + dc, p, q, True)
-                up_s.append(s); up_b.append(b); lo_s.append(s2); lo_b.append(b2)
+                up.add(s, b)
+                lo.add(s2, b2)
                 bar.update(1)
         spent = m0 * (m0 + 1) * wB
+        # base ones kept unrevealed: at most keep_cap (so each base convolution costs about ``budget / 8``)
+        keep_cap = max(1, int(((budget / 8.0) / max(wB, 1) / 28.0) ** 2 / max(p * q, 1e-300)))
         start = m0
-        length = float(max(start, 1))
         while start <= half:
-            end = min(start + max(int(length), 1) - 1, half)
-            cost = (_width(start, p) + 1) * _width(N - end, q) * 2
-            if spent + cost > budget and end < half:
-                stop = N - start  # one interval [start, N - start]: base Bin(start, p) + Bin(start, q)
-                z, rel, dropped = _interval_base(start, start, p, q, tail)
-                s, b = _coin_mixture(z, rel, dropped, stop - start, 2 * q, p, q, tail)
-                intervals.append((start, stop))
-                end = half
-            else:
-                z, rel, dropped = _interval_base(start, N - end, p, q, tail)
-                s, b = _coin_mixture(z, rel, dropped, end - start, 2 * q, p, q, tail)
-                intervals.append((start, end))
-            up_s.append(s); up_b.append(b)
-            spent += cost
+            theta = growth - 1.0
+            end = min(start + max(1, int(start * theta)) - 1, half)
+            keep = min(start, keep_cap)
+            z, rel, dropped, eta = _interval_base(keep, N - end, p, q, tail)
+            s, b = _coin_mixture(z, rel, dropped, end - keep, 2 * q, p, q, tail, eta=eta)
+            intervals.append((start, end))
+            up.add(s, b)
             bar.update(end - start + 1)
             start = end + 1
-            length *= growth
-    s, b = thin(np.concatenate(up_s), np.concatenate(up_b))
+    s, b = up.points()
     exact_all = not intervals
     upper = DominatingPair.from_roc(s, b, name=f"binary RR shuffled among {users} users (worst case of the others)",
                                     exact=exact_all)
-    s, b = thin(np.concatenate(lo_s), np.concatenate(lo_b))
+    s, b = lo.points()
     lower = DominatingPair.from_roc(s, b, name=f"binary RR shuffled among {users} users (datasets m <= {m0 - 1})",
                                     exact=True)
     what = (f"the other users hold m ones, m = 0..{m0 - 1} (and their mirror images): the largest exact profile "
@@ -219,18 +254,25 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
     return ShuffledPairs(upper, lower, exact_all, tuple(range(m0)), tuple(intervals), what)
 
 
+def _widen(P: np.ndarray, Q: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Arrays bounding the exact ones from the safe side when each entry is within ``eta`` (absolute)."""
+    if eta == 0.0:
+        return P, Q
+    return np.nextafter(P + eta, np.inf), np.maximum(np.nextafter(Q - eta, -np.inf), 0.0)
+
+
 def _coin_mixture(base: np.ndarray, rel: float, dropped: float, L: int, gamma: float, p: float, q: float,
-                  tail: float, bins: int = 48):
-    """ROC points (both orders) of :func:`_coin_masses`."""
+                  tail: float, bins: int = 24, eta: float = 0.0):
+    """ROC points (both orders) of :func:`_coin_masses` (``eta``: the base's absolute error per entry)."""
     if L == 0:
-        P, Q = _user_pair(base, p, q)
+        P, Q = _widen(*_user_pair(base, p, q), eta)
         return both_orders(roc_upper, P, Q, rel + 4 * _U, dropped, monotone=True)
-    P, Q, rel, dropped = _coin_masses(base, rel, dropped, L, gamma, p, q, tail, bins)
+    P, Q, rel, dropped = _coin_masses(base, rel, dropped, L, gamma, p, q, tail, bins, eta)
     return both_orders(roc_upper, P, Q, rel, dropped)
 
 
 def _coin_masses(base: np.ndarray, rel: float, dropped: float, L: int, gamma: float, p: float, q: float,
-                 tail: float, bins: int = 48):
+                 tail: float, bins: int = 48, eta: float = 0.0):
     """ROC points of the revealed mixture over ``C ~ Bin(L, gamma)`` coins added to ``base``, each bin of C
     values replaced by its smallest (a coin more is a post-processing), the mass below the window added to the
     dropped tail. Outcomes (bin, s) are sorted by their computed ratio (no monotone shortcut across bins)."""
@@ -246,12 +288,13 @@ def _coin_masses(base: np.ndarray, rel: float, dropped: float, L: int, gamma: fl
         c = lo + int(cuts[j])
         if c > have:
             _, coin, dc = binomial_window(c - have, 0.5, tail)
-            z, r = _conv(z, coin)
+            z, r, e2 = _conv_any(z, coin)
             rel += r + pmf_rtol(c - have, 0.5)
+            eta = eta * (1.0 + rel) + e2  # a convolution with a probability vector keeps a sup-norm error
             dropped += dc
             have = c
         wj = float(w[cuts[j]:cuts[j + 1]].sum()) if j < cuts.size - 2 else float(w[cuts[j]:].sum())
-        P, Q = _user_pair(z, p, q)
+        P, Q = _widen(*_user_pair(z, p, q), eta * (1.0 + 4 * _U))
         Ps.append(wj * P)
         Qs.append(wj * Q)
     rel += PMF_RTOL + (w.size + 4) * _U
@@ -259,11 +302,11 @@ def _coin_masses(base: np.ndarray, rel: float, dropped: float, L: int, gamma: fl
 
 
 def _interval_base(ones: int, zeros: int, p: float, q: float, tail: float):
-    """``Bin(ones, p) + Bin(zeros, q)``: (Z, rel, dropped)."""
+    """``Bin(ones, p) + Bin(zeros, q)``: (Z, rel, dropped, absolute)."""
     _, a, da = binomial_window(ones, p, tail)
     _, b, db = binomial_window(zeros, q, tail)
-    z, r = _conv(a, b)
-    return z, r + pmf_rtol(ones, p) + pmf_rtol(zeros, q) + 8 * _U, da + db
+    z, r, eta = _conv_any(a, b)
+    return z, r + pmf_rtol(ones, p) + pmf_rtol(zeros, q) + 8 * _U, da + db, eta
 
 
 def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_TAIL, bins: int = 64,
