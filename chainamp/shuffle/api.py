@@ -22,7 +22,8 @@ import numpy as np
 from .._numerics import check_delta, check_executor, check_progress, fmt_number
 from ..errors import ChainampError, IncompatibleOperatorsError, InvalidMechanismError, InvalidParameterError
 from ..mixing import doeblin, ldp_guarantee
-from ..operators import MarkovOperator, SymmetricChannel, as_operator, multiply, operator_error
+from ..operators import (MarkovOperator, StructuredOperator, SymmetricChannel, as_operator, multiply,
+                         operator_error)
 from ..privacy import DP, DominatingPair, PrivacyProfile
 from .exact import binary_rr_shuffle, krr_shuffle
 from .report import ShuffleReport
@@ -104,13 +105,14 @@ def _rr_parameters(op: MarkovOperator) -> tuple[int, Fraction, Fraction] | None:
     """``(k, d, o)`` when ``op`` is exactly k-ary RR (structured, or a dense matrix with one value on the
     diagonal and one off it, ``d > o``), else None."""
     if isinstance(op, SymmetricChannel):
-        if op.shape[0] != op.k and op.shape[0] > 2:
-            pass
         return op.k, Fraction(op.diagonal), Fraction(op.off_diagonal)
     n, m = op.shape
-    if n != m or n < 2 or op.is_sparse if hasattr(op, "is_sparse") else False:
-        return None
-    mat = np.asarray(op.matrix)
+    if n != m or n < 2 or isinstance(op, StructuredOperator) or n > 4096:
+        return None  # (a dense k-RR with k > 4096 is not looked for: pass a SymmetricChannel)
+    mat = op.matrix
+    if hasattr(mat, "toarray"):
+        mat = mat.toarray()
+    mat = np.asarray(mat, dtype=float)
     d = mat[0, 0]
     off = mat[~np.eye(n, dtype=bool)]
     if not (np.all(np.diag(mat) == d) and np.all(off == off[0])):
