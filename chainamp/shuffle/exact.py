@@ -310,7 +310,7 @@ def _interval_base(ones: int, zeros: int, p: float, q: float, tail: float):
 
 
 def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_TAIL, bins: int = 64,
-                lower_outcomes: float = 4e6, progress: bool | None = None) -> ShuffledPairs:
+                lower_outcomes: float = 1e6, progress: bool | None = None) -> ShuffledPairs:
     """Certified bound for k-ary RR (``K(x, x) = d``, ``K(x, y) = o``, ``k >= 3``) shuffled among ``users`` users,
     valid for every dataset of the others (the two-output reveal of the module docstring), and the exact profile
     of a post-processed view of one concrete dataset as ``lower``.
@@ -362,13 +362,18 @@ def _krr_lower(N: int, d: float, o: float, pp: float, qq: float, tail: float, bu
     step = max(1, int(math.ceil(Ts.size * width / budget)))
     centre = int(np.argmax(w))
     pick = Ts[(Ts - lo - centre) % step == 0]
+    check_memory(8.0 * 6 * pick.size * width, "the lower profile's outcomes (T, h_x0)")
     Ps, Qs = [], []
 
-    def coins(c: int) -> np.ndarray:
-        out = np.zeros(c + 2)
-        if c >= 0:
-            l0, cw, _ = binomial_window(c, 0.5, tail)
-            out[l0:l0 + cw.size] = cw
+    def coins(c: int, lo_h: int, hi_h: int) -> np.ndarray:
+        """``Bin(c, 1/2)`` at ``lo_h..hi_h`` (zeros outside its window)."""
+        out = np.zeros(hi_h - lo_h + 1)
+        if c < 0:
+            return out
+        l0, cw, _ = binomial_window(c, 0.5, tail)
+        a0, a1 = max(l0, lo_h), min(l0 + cw.size - 1, hi_h)
+        if a0 <= a1:
+            out[a0 - lo_h:a1 - lo_h + 1] = cw[a0 - l0:a1 - l0 + 1]
         return out
 
     def wpmf(c: int) -> float:
@@ -377,10 +382,11 @@ def _krr_lower(N: int, d: float, o: float, pp: float, qq: float, tail: float, bu
 
     for T in pick.tolist():
         a_in, a_out = wpmf(T - 1), wpmf(T)
-        zin = coins(T - 1)   # others' coins when user 1 is in: T - 1 of them
-        zout = coins(T)[:T + 1]
-        z0 = np.concatenate(([0.0], zin[:T]))  # h0 - 1
-        z1 = zin[:T + 1]
+        l0, cw, _ = binomial_window(max(T - 1, 0), 0.5, tail)
+        lo_h, hi_h = max(0, l0 - 1), min(T, l0 + cw.size + 1)
+        z0 = coins(T - 1, lo_h - 1, hi_h - 1)  # the others' coins at h0 - 1 (user 1 reported x0)
+        z1 = coins(T - 1, lo_h, hi_h)          # at h0 (user 1 reported x1)
+        zout = coins(T, lo_h, hi_h)            # user 1 out: T others' coins
         P = (d * z0 + o * z1) * a_in + (1 - d - o) * zout * a_out
         Q = (o * z0 + d * z1) * a_in + (1 - d - o) * zout * a_out
         Ps.append(P)
