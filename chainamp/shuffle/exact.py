@@ -25,10 +25,12 @@ maximum over EVERY m, built from two facts proved here.
   fair coin or its (known) value, whatever that value is. The analyst's view becomes (the set of blanket
   middle users, the count s minus known values); its distribution given the set does not depend on m, and
   it is a refinement of s, so ``H_a(dataset m) <= E_C H_a(pair_C)`` with ``C ~ Bin(L, 2q)`` and
-  ``pair_C`` the pair for ``Z = Bin(m1, p) + Bin(N - m2, q) + Bin(C, 1/2)``. Adding an independent coin is a
-  post-processing, so ``H_a(pair_C) <= H_a(pair_c0)`` for ``C >= c0``; with ``c0`` the lower end of C's
-  effective support, ``H_a(dataset m) <= H_a(pair_c0) + P(C < c0)`` for every m in ``[m1, m2]``, at every
-  eps at once (the reveal is one post-processing argument, not a per-eps one).
+  ``pair_C`` the pair for ``Z = Bin(m1, p) + Bin(N - m2, q) + Bin(C, 1/2)`` (the revealed mixture over C is
+  itself a finite pair on outcomes (C, s)). Adding an independent coin is a post-processing, so
+  ``H_a(pair_C) <= H_a(pair_c)`` for ``C >= c``: C's effective support is cut into bins, each replaced by its
+  smallest C, and the mass below the support is added to delta. The same reveal applied to all but ``keep``
+  of the m1 base ones (large m1, to bound the work) covers the interval too, more loosely. All of it holds at
+  every eps at once (one post-processing argument, not a per-eps one).
 
 The certified pair is the ROC hull of all components in both orders (:meth:`DominatingPair.from_roc`), so
 its curve is at least every component's at every eps: a finite dominating pair that ``compose`` takes.
@@ -49,7 +51,10 @@ counts at x0, x1 and that value), and it states the gap.
 
 Numerics: binomials on their effective support with Chernoff bounds of the dropped mass
 (:mod:`._binomial`), which is added to delta as mass at infinite privacy loss; direct convolutions (every
-entry a sum of non-negative products, relative error ``len * u``); all errors widen the pair outward.
+entry a sum of non-negative products, relative error ``len * u``), and for the largest interval components an
+FFT with an absolute error bound per entry (:func:`_fft_conv`); all errors widen the pair outward (P up, Q
+down). Z is a sum of independent Bernoulli counts, hence log-concave, so the likelihood ratio of each exact
+component is monotone in s and its optimal tests are prefixes (no sorting, no tie band).
 """
 
 from __future__ import annotations
