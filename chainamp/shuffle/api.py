@@ -178,7 +178,8 @@ def _log_up(x: Fraction) -> float:
 
 
 # ------------------------------------------------------------------ methods
-def _exact(rz: Randomizer, users: int, *, progress: bool | None = None, executor: Any = None) -> ShuffleBound | None:
+def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progress: bool | None = None,
+           executor: Any = None) -> ShuffleBound | None:
     """Randomized response: :func:`~chainamp.shuffle.binary_rr_shuffle` (k = 2, the exact worst case) or
     :func:`~chainamp.shuffle.krr_shuffle` (k >= 3, a sound bound with a concrete dataset below it)."""
     if rz.kind != "rr":
@@ -200,7 +201,7 @@ def _exact(rz: Randomizer, users: int, *, progress: bool | None = None, executor
             p = 0.5
         else:
             p = 1.0 if math.isinf(e0) else min(1.0, _up(1 / (1 + Fraction(math.exp(-e0)) * (1 - Fraction(1, 2**50)))))
-        res = binary_rr_shuffle(users, p, progress=progress)
+        res = binary_rr_shuffle(users, p, target_delta=target, progress=progress)
         if not res.exact_all:
             notes.append(f"datasets m = 0..{res.exact_datasets[-1]} of the other users are exact components; the "
                          f"{len(res.intervals)} intervals beyond are covered by a sound reveal bound")
@@ -234,7 +235,7 @@ def _missing(name: str) -> Callable[..., ShuffleBound | None]:
     return method
 
 
-#: name -> method(randomizer, users, progress=, executor=) returning a ShuffleBound, or None when it does not apply
+#: name -> method(randomizer, users, target=, progress=, executor=) returning a ShuffleBound, or None when it does not apply
 METHODS: dict[str, Callable[..., ShuffleBound | None]] = {
     "exact": _exact,
     "blanket": _missing("blanket"),
@@ -305,7 +306,7 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     missing = []
     for name in names:
         try:
-            res = METHODS[name](rz, n, progress=progress, executor=executor)
+            res = METHODS[name](rz, n, target=target, progress=progress, executor=executor)
         except ShuffleMethodError as exc:
             if method != "auto":
                 raise

@@ -184,14 +184,18 @@ def _plan_exact(N: int, p: float, q: float, budget: float) -> tuple[int, bool]:
 
 
 def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget: float = EXACT_WORK_BUDGET,
-                      growth: float = 1.1, progress: bool | None = None) -> ShuffledPairs:
+                      growth: float = 1.1, target_delta: float | None = None, max_intervals: int = 1500,
+                      progress: bool | None = None) -> ShuffledPairs:
     """Certified worst case over the other users' bits of binary RR (keep probability ``p``) shuffled among
     ``users`` users, as a finite dominating pair (derivation in the module docstring).
 
     ``p`` is the keep probability (``1/2 <= p < 1``; a larger p is less private, so callers round it up).
     Every dataset m (number of ones among the others) up to ``N/2`` is a component of its own when the work
     budget (multiply-adds of direct convolution) allows; otherwise the first ``M0`` are, and intervals
-    ``[m1, m2]`` with ``m2 - m1 = (growth - 1) m1`` cover the rest. An interval reveals the blanket draws of its middle users (module docstring) and, when ``m1`` is large,
+    ``[m1, m2]`` with ``m2 - m1 = (growth - 1) m1`` cover the rest. With ``target_delta``, an interval whose
+    bound at the exact datasets' epsilon for that delta exceeds the delta is split in five and recomputed (up to
+    ``max_intervals`` intervals in all), so the certificate is tight where the report reads it; every interval
+    kept is sound whatever the splitting. An interval reveals the blanket draws of its middle users (module docstring) and, when ``m1`` is large,
     of all but ``keep`` of its base ones too (a larger reveal: sound, looser, and its convolution stays within
     the budget).
 
@@ -236,17 +240,37 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
         spent = m0 * (m0 + 1) * wB
         # base ones kept unrevealed: at most keep_cap (so each base convolution costs about ``budget / 8``)
         keep_cap = max(1, int(((budget / 8.0) / max(wB, 1) / 28.0) ** 2 / max(p * q, 1e-300)))
+        a_star = None
+        if target_delta is not None and m0 <= half:
+            ls, lb = lo.points()
+            e_star = DominatingPair.from_roc(ls, lb, exact=True).epsilon(target_delta)
+            a_star = math.exp(e_star) * (1 - 1e-9) if math.isfinite(e_star) else None
+        todo = []
         start = m0
         while start <= half:
-            theta = growth - 1.0
-            end = min(start + max(1, int(start * theta)) - 1, half)
+            end = min(start + max(1, int(start * (growth - 1.0))) - 1, half)
+            todo.append((start, end))
+            start = end + 1
+        todo.reverse()
+        while todo:
+            start, end = todo.pop()
             keep = min(start, keep_cap)
             z, rel, dropped, eta = _interval_base(keep, N - end, p, q, tail)
-            s, b = _coin_mixture(z, rel, dropped, end - keep, 2 * q, p, q, tail, eta=eta)
+            if end - keep == 0:
+                P, Q = _widen(*_user_pair(z, p, q), eta)
+                rel += 4 * _U
+            else:
+                P, Q, rel, dropped = _coin_masses(z, rel, dropped, end - keep, 2 * q, p, q, tail, 24, eta)
+            if (a_star is not None and end > start and len(todo) + len(intervals) < max_intervals
+                    and _hockey_upper(P, Q, rel, dropped, a_star) > target_delta):
+                step = max(1, (end - start + 1) // 5)
+                parts = [(s0, min(s0 + step - 1, end)) for s0 in range(start, end + 1, step)]
+                todo.extend(reversed(parts))
+                continue
+            s, b = both_orders(roc_upper, P, Q, rel, dropped, monotone=(end - keep == 0))
             intervals.append((start, end))
             up.add(s, b)
             bar.update(end - start + 1)
-            start = end + 1
     s, b = up.points()
     exact_all = not intervals
     upper = DominatingPair.from_roc(s, b, name=f"binary RR shuffled among {users} users (worst case of the others)",
@@ -304,6 +328,13 @@ def _coin_masses(base: np.ndarray, rel: float, dropped: float, L: int, gamma: fl
         Qs.append(wj * Q)
     rel += PMF_RTOL + (w.size + 4) * _U
     return np.concatenate(Ps), np.concatenate(Qs), rel + 8 * _U, dropped + dw
+
+
+def _hockey_upper(P: np.ndarray, Q: np.ndarray, rel: float, dropped: float, a: float) -> float:
+    """A quick upper estimate of the component's ``H_a`` in both orders (only used to decide a split)."""
+    f = float(np.maximum(P * (1 + rel) - a * (1 - rel) * Q, 0.0).sum())
+    r = float(np.maximum(Q * (1 + rel) - a * (1 - rel) * P, 0.0).sum())
+    return max(f, r) * (1 + 1e-9) + dropped
 
 
 def _interval_base(ones: int, zeros: int, p: float, q: float, tail: float):

@@ -202,9 +202,6 @@ def test_binary_rr_equals_high_precision_worst_case(n, eps0):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="at n = 1e6 the interval components past the 64 exact datasets leave a gap of "
-                                       "about 0.4% in epsilon (measured 0.024106 certified vs 0.024014 exact): the "
-                                       "1e-6 goal is not met yet")
 def test_binary_rr_equals_high_precision_worst_case_1e6():
     n, eps0 = 10**6, 4.0
     r = amplify_shuffled(SymmetricChannel.from_epsilon(2, eps0), n, delta=1e-6, progress=False)
