@@ -235,7 +235,7 @@ def _missing(name: str) -> Callable[..., ShuffleBound | None]:
     return method
 
 
-#: name -> method(randomizer, users, target=, progress=, executor=) returning a ShuffleBound, or None when it does not apply
+#: name -> method(randomizer, users, target=, progress=, executor=): a ShuffleBound, or None when it does not apply
 METHODS: dict[str, Callable[..., ShuffleBound | None]] = {
     "exact": _exact,
     "blanket": _missing("blanket"),

@@ -195,9 +195,9 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
     ``[m1, m2]`` with ``m2 - m1 = (growth - 1) m1`` cover the rest. With ``target_delta``, an interval whose
     bound at the exact datasets' epsilon for that delta exceeds the delta is split in five and recomputed (up to
     ``max_intervals`` intervals in all), so the certificate is tight where the report reads it; every interval
-    kept is sound whatever the splitting. An interval reveals the blanket draws of its middle users (module docstring) and, when ``m1`` is large,
-    of all but ``keep`` of its base ones too (a larger reveal: sound, looser, and its convolution stays within
-    the budget).
+    kept is sound whatever the splitting. An interval reveals the blanket draws of its middle users (module
+    docstring) and, when ``m1`` is large, of all but ``keep`` of its base ones too (a larger reveal: sound,
+    looser, and its convolution stays within the budget).
 
     Examples
     --------

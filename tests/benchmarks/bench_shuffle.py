@@ -4,7 +4,8 @@
 
 Goals: n up to 1e8 users, k up to 1e6 categories, each epsilon_at under 1 s and 300 MB. Each row times
 ``amplify_shuffled(...)`` (the certified profile is built once), then ``report.epsilon_at(1e-7)`` (a new delta), with
-the process's peak resident memory after the row (rows grow, so it is the row's peak when it rises) and the load. Beside it, the
+the process's peak resident memory after the row (rows grow, so it is the row's peak when it rises) and the
+load. Beside it, the
 straightforward alternative: ONE dataset (all others hold 0) evaluated exactly in numpy (scipy's binomial pmf over
 the whole support, ``np.convolve`` with user 1's bit, a 60-step bisection on eps of ``sum(max(P - e^eps Q, 0))``):
 it is not a certificate (it is the lower end of the worst case), and it is what a user would write first.

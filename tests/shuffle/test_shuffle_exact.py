@@ -80,7 +80,8 @@ def test_binary_rr_worst_dataset_is_not_always_all_zeros():
 
 
 @pytest.mark.parametrize("k,eps0", [(3, 1.0), (4, 2.0), (4, 0.5)], ids=["k3-e1", "k4-e2", "k4-e0.5"])
-@pytest.mark.parametrize("n", [2, 3, 4, pytest.param(5, marks=pytest.mark.slow), pytest.param(6, marks=pytest.mark.slow)],
+@pytest.mark.parametrize("n", [2, 3, 4, pytest.param(5, marks=pytest.mark.slow),
+                               pytest.param(6, marks=pytest.mark.slow)],
                          ids=lambda n: f"n={n}")
 def test_krr_bound_brackets_brute_force(n, k, eps0):
     t = math.exp(-eps0)
