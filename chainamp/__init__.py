@@ -37,6 +37,8 @@ from . import accounting, utility, design, network  # noqa: F401,E402
 from .network import NetworkPrivacy, gossip_privacy  # noqa: F401,E402
 from .accounting import amplify_reports, compose  # noqa: F401,E402
 from ._numerics import resource_limits  # noqa: F401,E402
+from . import shuffle  # noqa: F401,E402
+from .shuffle import ShuffleReport, amplify_shuffled  # noqa: F401,E402
 
 
 def __getattr__(name: str):
@@ -53,7 +55,7 @@ __version__ = "0.1.0.dev0"
 __all__ = sorted(
     {"errors", "lp", "mechanisms", "renyi", "diffusion", "accounting", "utility", "design", "__version__",
      "amplify_reports", "compose", "resource_limits", "sweep", "network", "gossip_privacy",
-     "NetworkPrivacy"}
+     "NetworkPrivacy", "shuffle", "amplify_shuffled", "ShuffleReport"}
     | set(errors.__all__) | set(operators.__all__) | set(mixing.__all__) | set(privacy.__all__)
     | set(amplification.__all__)
 )

@@ -26,7 +26,8 @@ TOP_LEVEL = {
     "theorem1_dobrushin", "theorem1_doeblin", "theorem1_hockey_stick", "theorem1_ultra_mixing",
     "tight_pure_epsilon", "total_variation", "transient_states", "ultra_mixing",
     "utility", "design", "accounting", "DominatingPair", "compose", "amplify_reports", "ResourceLimitError", "resource_limits", "StructuredOperator", "SymmetricChannel", "KroneckerOperator",
-    "sweep", "spectral_gap_method", "network", "gossip_privacy", "NetworkPrivacy",
+    "sweep", "spectral_gap_method", "network", "gossip_privacy", "NetworkPrivacy", "shuffle", "amplify_shuffled",
+    "ShuffleReport",
 }
 
 NAMESPACES = {

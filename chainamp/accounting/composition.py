@@ -62,6 +62,8 @@ def _item_profile(item: Any, index: int) -> PrivacyProfile | DominatingPair:
 
         return PrivacyProfile.from_callable(envelope, name=f"amplified {item.mechanism.description}",
                                             source="certified envelope of an AmplificationReport")
+    if isinstance(getattr(item, "profile", None), PrivacyProfile) and hasattr(item, "epsilon_at"):
+        return item.profile  # a report of a higher layer carrying its certified profile (chainamp.ShuffleReport)
     if isinstance(item, (MarkovOperator, np.ndarray)) or type(item).__module__.startswith("scipy.sparse"):
         return privacy_profile(item)
     points = dp_points_of(item, f"items[{index}]")  # a list of DP; refuses 2-number rows (points or a matrix?)

@@ -1,40 +1,168 @@
-"""Dominating pairs of the shuffle bounds, so that :func:`chainamp.compose` can take shuffled rounds.
+"""Finite pairs of distributions known up to a relative error and a dropped tail, as ROC points.
 
-Every curve here is a certified upper bound ``delta(eps)`` of a mechanism that is symmetric in its
-neighbours (each bound is symmetric in x0 and x1, or a maximum over both orders), so the mechanism is
-``(eps_i, delta(eps_i))``-DP for every grid point and ``(eps_pure, 0)``-DP (the shuffled reports are a
-post-processing of the reports, and R is eps_pure-LDP). :meth:`chainamp.privacy.DominatingPair.from_points`
-turns those points into the worst pair meeting all of them (the pessimistic "connect the dots" pair of
-Doroshenko et al. 2022), which dominates the shuffled reports.
+Private to ``shuffle/``. A pair ``(P, Q)`` of output distributions has the hockey-stick curve
+``H_a(P || Q) = max_S P(S) - a Q(S)`` (every ``a = e^eps > 0``), which only depends on the upper concave
+hull of its ROC points ``(Q(S), P(S))``. A maximum over many pairs (many datasets of the other users, both
+orders of a neighbouring pair) is the curve of the hull of the union of their ROC points, which
+:meth:`chainamp.privacy.DominatingPair.from_roc` turns into one finite dominating pair.
+
+:func:`roc_upper` returns points that dominate the exact pair's: if the computed ``P~, Q~`` satisfy
+``|P - P~| <= r P~`` and ``|Q - Q~| <= r Q~`` entrywise and the true P has at most ``tau`` more mass on
+outcomes left out, then for every ``a >= 0``
+
+    H_a(P || Q) <= tau + (1 + r) max_k [P~_k - a (1 - r)/(1 + r) (1 - 2d) Q~_k],
+
+where ``P~_k, Q~_k`` are prefix sums in the order of the COMPUTED log-ratios and ``d`` bounds their error.
+Derivation: ``[P - aQ]_+ <= (1 + r)[P~ - a' Q~]_+`` with ``a' = a (1 - r)/(1 + r)``; the optimal set S* of
+``(P~, Q~)`` at ``a'`` is contained in the computed prefix ``S_c`` (computed ratio above ``log a' - d``), and
+every outcome of ``S_c \\ S*`` has ``a' Q~ - P~ <= 2 d a' Q~``, so
+``sum_{S*} (P~ - a' Q~) <= P~(S_c) - a' (1 - 2d) Q~(S_c)``. The prefix sums themselves are rounded
+(``(len + 2) u`` relative) outward.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Callable
-
 import numpy as np
 
-from ..privacy import DominatingPair
-from ._clones import invert_delta
+from .._numerics import UNIT_ROUNDOFF
 
 __all__: list[str] = []
 
-GRID_POINTS = 48
-GRID_DELTA_FLOOR = 1e-12
+
+def _sorted_prefix(P: np.ndarray, Q: np.ndarray, monotone: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+    """Prefix sums in decreasing computed log-ratio and the bound ``d`` of that ratio's error; ``monotone``: the
+    caller guarantees the EXACT ratio ``P/Q`` is non-increasing along the arrays (then the natural order is the
+    optimal one for the exact pair and no band correction is needed: ``d = 0``)."""
+    if monotone:
+        return np.cumsum(P), np.cumsum(Q), 0.0
+    keep = (P > 0) | (Q > 0)
+    P, Q = P[keep], Q[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lp, lq = np.log(P), np.log(Q)
+        llr = lp - lq
+    llr = np.where(np.isnan(llr), 0.0, llr)
+    order = np.argsort(-llr, kind="stable")
+    fin = np.concatenate((np.abs(lp[np.isfinite(lp)]), np.abs(lq[np.isfinite(lq)])))
+    d = 8.0 * UNIT_ROUNDOFF * (float(fin.max(initial=0.0)) + 1.0)
+    return np.cumsum(P[order]), np.cumsum(Q[order]), d
 
 
-def pair_from_curve(delta_at: Callable[[np.ndarray], np.ndarray], eps_pure: float, epsilons, name: str) -> DominatingPair:
-    """The dominating pair of the points ``(eps, delta_at(eps))`` on a grid, plus ``(eps_pure, 0)``."""
-    if epsilons is None:
-        top = eps_pure if math.isfinite(eps_pure) else 50.0
-        hi = invert_delta(lambda x: float(delta_at(np.array([x]))[0]), GRID_DELTA_FLOOR, top, rtol=1e-3)
-        hi = min(hi, top) if math.isfinite(hi) else top
-        grid = np.linspace(0.0, hi, GRID_POINTS)
+def roc_upper(P: np.ndarray, Q: np.ndarray, rel: float, tau: float,
+              monotone: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """ROC points ``(s, b)`` whose hull's curve lies above ``H_a(P || Q)`` of the exact pair (module docstring).
+
+    >>> s, b = roc_upper(np.array([0.75, 0.25]), np.array([0.25, 0.75]), 0.0, 0.0)
+    >>> bool(b[1] >= 0.75 and s[1] <= 0.25)
+    True
+    """
+    cP, cQ, d = _sorted_prefix(np.asarray(P, float), np.asarray(Q, float), monotone)
+    n = cP.size
+    u = UNIT_ROUNDOFF
+    shrink = (1.0 - rel) * (1.0 - (n + 4) * u) * (1.0 - 2.0 * d) * (1.0 - 4 * u)
+    grow = (1.0 + rel) * (1.0 + (n + 4) * u) * (1.0 + 4 * u)
+    s = np.maximum(np.nextafter(cQ * shrink, -np.inf), 0.0)
+    b = np.minimum(np.nextafter((cP * grow + tau) * (1.0 + 4 * u), np.inf), 1.0)
+    s = np.concatenate(([0.0], s))
+    b = np.concatenate(([min(np.nextafter(tau, np.inf), 1.0) if tau > 0 else 0.0], b))
+    return s, b
+
+
+def roc_lower(P: np.ndarray, Q: np.ndarray, rel: float, monotone: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """ROC points of actual tests of the exact pair rounded the other way (``P(S)`` down, ``Q(S)`` up): their
+    hull's curve lies below ``H_a(P || Q)`` (every prefix is a set S of outcomes)."""
+    cP, cQ, _ = _sorted_prefix(np.asarray(P, float), np.asarray(Q, float), monotone)
+    n = cP.size
+    u = UNIT_ROUNDOFF
+    b = np.maximum(np.nextafter(cP * (1.0 - rel) * (1.0 - (n + 4) * u), -np.inf), 0.0)
+    s = np.minimum(np.nextafter(cQ * (1.0 + rel) * (1.0 + (n + 4) * u), np.inf), 1.0)
+    return np.concatenate(([0.0], s)), np.concatenate(([0.0], b))
+
+
+def both_orders(fn, P: np.ndarray, Q: np.ndarray, *args, monotone: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The ROC points of ``(P, Q)`` and of ``(Q, P)`` together (a symmetric neighbour relation). ``monotone``:
+    the exact ``P/Q`` is non-increasing along the arrays, so ``Q/P`` is along the reversed arrays."""
+    if monotone:
+        s1, b1 = fn(P, Q, *args, monotone=True)
+        s2, b2 = fn(Q[::-1], P[::-1], *args, monotone=True)
     else:
-        grid = np.unique(np.asarray(epsilons, dtype=float))
-    deltas = delta_at(grid)
-    points = [(float(e), float(min(1.0, d))) for e, d in zip(grid, deltas)]
-    if math.isfinite(eps_pure):
-        points.append((float(eps_pure), 0.0))
-    return DominatingPair.from_points(points, name=name, exact=False)
+        s1, b1 = fn(P, Q, *args)
+        s2, b2 = fn(Q, P, *args)
+    return np.concatenate((s1, s2)), np.concatenate((b1, b2))
+
+
+def thin(s: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop points dominated by another point (no larger s and no smaller b): the hull is unchanged."""
+    order = np.lexsort((-b, s))
+    s, b = s[order], b[order]
+    prev = np.maximum.accumulate(np.concatenate(([-1.0], b[:-1])))
+    keep = b > prev
+    s, b = s[keep], b[keep]
+    keep = _hull_mask()(s, b)
+    return s[keep], b[keep]
+
+
+def _hull_source(s, b):  # pragma: no cover - compiled by numba
+    """Monotone chain over points sorted by s with increasing b: True for the points kept. A point is dropped
+    only when the float cross product says, with a margin far above its rounding error, that it lies strictly
+    below the chord of its neighbours on the chain (never a vertex of the exact hull); :meth:`from_roc` then
+    computes the exact hull of the survivors."""
+    n = s.size
+    stack = np.empty(n, np.int64)
+    top = 0
+    for i in range(n):
+        while top >= 2:
+            o = stack[top - 2]
+            a = stack[top - 1]
+            t1 = (s[a] - s[o]) * (b[i] - b[o])
+            t2 = (b[a] - b[o]) * (s[i] - s[o])
+            if t1 - t2 > 64.0 * 1.1102230246251565e-16 * (abs(t1) + abs(t2)) + 1e-300:
+                top -= 1
+            else:
+                break
+        stack[top] = i
+        top += 1
+    keep = np.zeros(n, np.bool_)
+    for j in range(top):
+        keep[stack[j]] = True
+    return keep
+
+
+_HULL: list = []
+
+
+def _hull_mask():
+    """The compiled monotone chain (numba when installed, the plain function otherwise)."""
+    if not _HULL:
+        try:
+            import numba
+
+            _HULL.append(numba.njit(cache=True, nogil=True)(_hull_source))
+        except ImportError:  # pragma: no cover
+            _HULL.append(_hull_source)
+    return _HULL[0]
+
+
+class HullAccumulator:
+    """The upper hull of many components' ROC points, merged one component at a time.
+
+    A new point is dropped when it lies below the current hull's chain (``np.interp`` of its vertices, a concave
+    piecewise-linear function) by more than a margin far above the interpolation's rounding error: such a point
+    is never a vertex of the final hull (the final hull is above the current one), so the maximum of ``b - a s``
+    is unchanged. The survivors are thinned (:func:`thin`) together with the current vertices."""
+
+    def __init__(self) -> None:
+        self.s = np.zeros(0)
+        self.b = np.zeros(0)
+
+    def add(self, s: np.ndarray, b: np.ndarray) -> None:
+        s = np.asarray(s, dtype=float)
+        b = np.asarray(b, dtype=float)
+        if self.s.size >= 2:
+            ref = np.interp(s, self.s, self.b)
+            keep = b > ref - 1e-13 * np.maximum(ref, 1e-300) - 1e-300
+            s, b = s[keep], b[keep]
+        if s.size:
+            self.s, self.b = thin(np.concatenate((self.s, s)), np.concatenate((self.b, b)))
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.s, self.b

@@ -44,7 +44,7 @@ from ..errors import InvalidMechanismError, InvalidParameterError
 from ..mixing import doeblin, ldp_guarantee
 from ..operators import MarkovOperator, SymmetricChannel
 from ._clones import invert_delta
-from ._pairs import pair_from_curve
+from ._curves import pair_from_curve
 from .generic import _check_epsilons, _check_users
 
 __all__ = ["blanket_delta", "blanket_epsilon", "blanket_dominating_pair"]

@@ -25,7 +25,7 @@ from .._numerics import UNIT_ROUNDOFF, check_delta, check_int, check_real
 from ..errors import InvalidParameterError
 from ..operators import SymmetricChannel
 from ._clones import clone_pair_delta, clone_window, invert_delta
-from ._pairs import pair_from_curve
+from ._curves import pair_from_curve
 
 __all__ = ["generic_delta", "generic_epsilon", "generic_dominating_pair", "fmt_closed_form_epsilon", "clone_probability"]
 

@@ -39,7 +39,7 @@ from ..errors import InvalidMechanismError, InvalidParameterError
 from ..mixing import dobrushin, ldp_guarantee
 from ..operators import MarkovOperator, SymmetricChannel
 from ._clones import clone_pair_delta, clone_window, invert_delta
-from ._pairs import pair_from_curve
+from ._curves import pair_from_curve
 from .generic import _check_epsilons, _check_users
 
 __all__ = ["VariationRatio", "variation_ratio_parameters", "variation_ratio_delta", "variation_ratio_epsilon",

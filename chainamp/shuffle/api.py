@@ -1,0 +1,331 @@
+"""``chainamp.amplify_shuffled``: the central privacy of n users' local reports after a shuffler.
+
+The randomizer R is read once (:func:`read_randomizer`): a finite channel (anything ``amplify`` accepts as
+a finite M: a ``MarkovOperator``, an array, a list applied in order, the structured k-RR, unary encodings,
+RAPPOR) or a black-box ``DP(eps0)``. Its local-DP level and its blanket (Doeblin) decomposition come from
+chainamp's own coefficients. Each method of :data:`METHODS` maps the read randomizer and the number of users
+to a certified :class:`ShuffleBound` or None when it does not apply; ``"auto"`` keeps the smallest certified
+epsilon at the report's delta among the methods that apply.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from .._numerics import check_delta, check_executor, check_progress, fmt_number
+from ..errors import ChainampError, IncompatibleOperatorsError, InvalidMechanismError, InvalidParameterError
+from ..mixing import doeblin, ldp_guarantee
+from ..operators import (MarkovOperator, StructuredOperator, SymmetricChannel, as_operator, multiply,
+                         operator_error)
+from ..privacy import DP, DominatingPair, PrivacyProfile
+from .exact import binary_rr_shuffle, krr_shuffle
+from .report import ShuffleReport
+
+__all__ = ["amplify_shuffled", "ShuffleMethodError", "METHODS"]
+
+#: the delta of the headline when none is given
+DEFAULT_DELTA = 1e-6
+
+
+class ShuffleMethodError(ChainampError, NotImplementedError):
+    """No method of :func:`amplify_shuffled` that is available applies to this randomizer."""
+
+
+@dataclass(frozen=True)
+class Randomizer:
+    """The randomizer as the methods see it. ``kind``: ``"rr"`` (k-ary randomized response, ``k``, keep
+    ratio ``e^eps0``), ``"finite"`` (any other channel) or ``"dp"`` (a black box)."""
+
+    kind: str
+    description: str
+    operator: MarkovOperator | None
+    local_epsilon: float
+    k: int = 0
+    epsilon0: float = math.inf  # RR: log(d / o), rounded up
+    blanket_gamma: float | None = None
+    blanket_omega: np.ndarray | None = None
+    dp: DP | None = None
+
+
+@dataclass(frozen=True)
+class ShuffleBound:
+    """What a method returns: the certified profile, an optional lower profile (concrete datasets) and notes."""
+
+    profile: PrivacyProfile
+    lower: PrivacyProfile | None = None
+    lower_dataset: str = ""
+    exact: bool = False
+    notes: tuple = ()
+
+
+def profile_of_pair(pair: DominatingPair, *, name: str, source: str, exact: bool) -> PrivacyProfile:
+    """A :class:`PrivacyProfile` whose curve is the pair's and whose ``dominating_pair()`` is the pair itself."""
+    return PrivacyProfile(lambda eps: np.asarray(pair.delta(eps), dtype=float), name=name, source=source,
+                          exact=exact, pure_epsilon=pair.pure_epsilon, pair=lambda: pair)
+
+
+def profile_of_deltas(fn: Callable[[np.ndarray], np.ndarray], *, name: str, source: str) -> PrivacyProfile:
+    """Wrap a method that returns certified delta upper bounds on an array of eps (the blanket and generic
+    modules); its ``dominating_pair()`` is the pessimistic connect-the-dots pair."""
+    return PrivacyProfile.from_callable(fn, name=name, source=source, vectorized=True)
+
+
+# ------------------------------------------------------------------ reading the randomizer
+def _compose(randomizer: Any):
+    """One operator, or the product of a list applied in order, with the product's rounding error."""
+    def two_d(op: Any) -> bool:
+        try:
+            return isinstance(op, MarkovOperator) or np.ndim(op) == 2 or hasattr(op, "tocsr")
+        except ValueError:
+            return False
+
+    if isinstance(randomizer, (list, tuple)) and not randomizer:
+        raise InvalidMechanismError("randomizer: an empty list of steps")
+    if isinstance(randomizer, (list, tuple)) and all(two_d(op) for op in randomizer):
+        steps = [as_operator(op, f"randomizer[{i}]") for i, op in enumerate(randomizer)]
+        out, err = steps[0], operator_error(steps[0])
+        for i, op in enumerate(steps[1:], start=1):
+            if op.shape[0] != out.shape[1]:
+                raise IncompatibleOperatorsError(f"randomizer[{i}] has {op.shape[0]} inputs but randomizer[{i - 1}] "
+                                                 f"has {out.shape[1]} outputs")
+            out, err = multiply(out, err, op, operator_error(op))
+        return out, err
+    op = as_operator(randomizer, "randomizer")
+    return op, operator_error(op)
+
+
+def _rr_parameters(op: MarkovOperator) -> tuple[int, Fraction, Fraction] | None:
+    """``(k, d, o)`` when ``op`` is exactly k-ary RR (structured, or a dense matrix with one value on the
+    diagonal and one off it, ``d > o``), else None."""
+    if isinstance(op, SymmetricChannel):
+        return op.k, Fraction(op.diagonal), Fraction(op.off_diagonal)
+    n, m = op.shape
+    if n != m or n < 2 or isinstance(op, StructuredOperator) or n > 4096:
+        return None  # (a dense k-RR with k > 4096 is not looked for: pass a SymmetricChannel)
+    mat = op.matrix
+    if hasattr(mat, "toarray"):
+        mat = mat.toarray()
+    mat = np.asarray(mat, dtype=float)
+    d = mat[0, 0]
+    off = mat[~np.eye(n, dtype=bool)]
+    if not (np.all(np.diag(mat) == d) and np.all(off == off[0])):
+        return None
+    return n, Fraction(float(d)), Fraction(float(off[0]))
+
+
+def _up(x: Fraction) -> float:
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
+    """Normalise what :func:`amplify_shuffled` accepts as the randomizer (see its docstring)."""
+    if isinstance(randomizer, DP):
+        if neighbors is not None:
+            raise InvalidParameterError("neighbors applies to a finite randomizer, not to a black-box DP(eps0)")
+        return Randomizer("dp", f"a black-box ({fmt_number(randomizer.epsilon)}, {fmt_number(randomizer.delta)})-DP "
+                          "randomizer", None, randomizer.epsilon, dp=randomizer)
+    if isinstance(randomizer, (str, bytes, Real)) or randomizer is None:
+        raise TypeError("randomizer must be a MarkovOperator, a 2-D array, a list of them applied in order, or a "
+                        f"DP(eps0), got {type(randomizer).__name__} {randomizer!r:.60}")
+    try:
+        op, err = _compose(randomizer)
+    except IncompatibleOperatorsError as exc:
+        raise IncompatibleOperatorsError(f"randomizer: the outputs of one step do not match the inputs of the next "
+                                         f"({exc})") from None
+    if op.shape[0] < 1:
+        raise InvalidMechanismError("randomizer has no input")
+    inputs = list(op.inputs)
+    if neighbors is not None:
+        pairs = list(neighbors.edges()) if hasattr(neighbors, "edges") else list(neighbors)
+        if not pairs:
+            raise InvalidParameterError("neighbors must contain at least one pair of values (got none)")
+        known = set(inputs)
+        for pair in pairs:
+            if len(pair) != 2 or pair[0] not in known or pair[1] not in known:
+                raise InvalidParameterError(f"neighbors: {pair!r} is not a pair of the randomizer's input values "
+                                            f"{inputs[:6]!r}{'...' if len(inputs) > 6 else ''}")
+    ldp = ldp_guarantee(op)
+    doe = doeblin(op)
+    gamma = max(0.0, 1.0 - doe.gamma)  # 1 - gamma_Doeblin rounded up -> blanket rounded down
+    desc = f"a {op.shape[0]}x{op.shape[1]} channel" if not isinstance(op, SymmetricChannel) else ""
+    rr = _rr_parameters(op)
+    if rr is not None and rr[1] >= rr[2] and op.shape[0] >= 2:
+        k, d, o = rr
+        if not err.is_exact:  # a product chainamp formed: the exact ratio is within (1 +- r)^2
+            r = Fraction(err.rel) + Fraction(err.absolute) / (o if o > 0 else 1)
+            d, o = d * (1 + r), max(o * (1 - r), Fraction(0))
+        eps0 = math.inf if o == 0 else 0.0 if d == o else _log_up(d / o)
+        desc = (f"{k}-ary randomized response (eps0 = {fmt_number(eps0)})" if k > 2 else
+                f"binary randomized response (eps0 = {fmt_number(eps0)})")
+        return Randomizer("rr", desc, op, ldp.epsilon, k=k, epsilon0=eps0, blanket_gamma=gamma,
+                          blanket_omega=doe.witness)
+    return Randomizer("finite", desc or op.description if hasattr(op, "description") else desc, op, ldp.epsilon,
+                      blanket_gamma=gamma, blanket_omega=doe.witness)
+
+
+def _log_up(x: Fraction) -> float:
+    """An upper bound of ``log(x)`` for a positive rational."""
+    v = math.log(_up(x))
+    return math.nextafter(v + 4e-16 * (abs(v) + 1.0), math.inf)
+
+
+# ------------------------------------------------------------------ methods
+def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progress: bool | None = None,
+           executor: Any = None) -> ShuffleBound | None:
+    """Randomized response: :func:`~chainamp.shuffle.binary_rr_shuffle` (k = 2, the exact worst case) or
+    :func:`~chainamp.shuffle.krr_shuffle` (k >= 3, a sound bound with a concrete dataset below it)."""
+    if rz.kind != "rr":
+        return None
+    notes = []
+    e0 = rz.epsilon0
+    if rz.operator.shape[0] < 2 or e0 == 0.0:
+        why = ("the randomizer has one input value: nothing to protect" if rz.operator.shape[0] < 2 else
+               "every input has the same output distribution: the reports carry no information")
+        zero = DominatingPair([1.0], [1.0], name=why, exact=True)
+        prof = profile_of_pair(zero, name=why, source="identical output distributions", exact=True)
+        return ShuffleBound(prof, prof, "any dataset", True, (why + ", so delta = 0 at every epsilon >= 0",))
+    if math.isinf(e0):
+        notes.append("the randomizer reports its value exactly (no blanket: gamma = 0), so the other users' reports "
+                     "are known to an analyst who knows their data and the histogram reveals the changed value: "
+                     "delta = 1 at every epsilon")
+    if rz.k == 2:
+        if e0 == 0.0:
+            p = 0.5
+        else:
+            p = 1.0 if math.isinf(e0) else min(1.0, _up(1 / (1 + Fraction(math.exp(-e0)) * (1 - Fraction(1, 2**50)))))
+        res = binary_rr_shuffle(users, p, target_delta=target, progress=progress)
+        if not res.exact_all:
+            notes.append(f"datasets m = 0..{res.exact_datasets[-1]} of the other users are exact components; the "
+                         f"{len(res.intervals)} intervals beyond are covered by a sound reveal bound")
+        src = "exact worst case over the other users' data (shuffle.exact, binary RR)"
+    else:
+        k = rz.k
+        if math.isinf(e0):
+            d, o = 1.0, 0.0
+        elif e0 == 0.0:
+            d = o = 1.0 / k
+        else:
+            t = math.exp(-e0) * (1 - 2.0**-50)  # e^-eps0 rounded down: eps0 rounded up
+            d = 1.0 / (1.0 + (k - 1) * t)
+            o = t * d * (1 - 2.0**-50)
+        res = krr_shuffle(users, k, d, o, progress=progress)
+        notes.append("k-ary RR: the certified profile is the two-output reveal bound, valid for every dataset but "
+                     "not the exact worst case; the lower profile is a concrete dataset")
+        src = "two-output reveal bound for k-ary RR (shuffle.exact)"
+    prof = profile_of_pair(res.upper, name=res.upper.name, source=src, exact=res.exact_all)
+    low = None
+    if res.lower is not None:
+        low = profile_of_pair(res.lower, name=res.lower.name, source="exact profile of concrete datasets", exact=True)
+    return ShuffleBound(prof, low, res.lower_dataset, res.exact_all, tuple(notes))
+
+
+def _missing(name: str) -> Callable[..., ShuffleBound | None]:
+    def method(rz: Randomizer, users: int, **_: Any) -> ShuffleBound | None:
+        raise ShuffleMethodError(f"method {name!r} is not available in this build of chainamp.shuffle (it is "
+                                 f"written in shuffle/{name}.py); the randomizer is {rz.description}")
+    method.__name__ = f"_{name}_missing"
+    return method
+
+
+#: name -> method(randomizer, users, target=, progress=, executor=): a ShuffleBound, or None when it does not apply
+METHODS: dict[str, Callable[..., ShuffleBound | None]] = {
+    "exact": _exact,
+    "blanket": _missing("blanket"),
+    "generic": _missing("generic"),
+}
+
+
+# ------------------------------------------------------------------ the public function
+def _check_users(users: Any) -> int:
+    if isinstance(users, bool) or not isinstance(users, (Integral, np.integer, float, np.floating)):
+        raise TypeError(f"users must be a whole number of users, got {type(users).__name__} {users!r}")
+    if isinstance(users, (float, np.floating)):
+        if not math.isfinite(users) or users != math.floor(users):
+            raise InvalidParameterError(f"users must be a whole number (got {users!r})")
+    n = int(users)
+    if n < 1:
+        raise InvalidParameterError(f"users must be >= 1 (got {n})")
+    return n
+
+
+def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None, method: str = "auto",
+                     neighbors: Any = None, progress: bool | None = None, executor: Any = None) -> ShuffleReport:
+    """Certified central (epsilon, delta) of ``users`` users' reports through ``randomizer`` after a shuffler.
+
+    Parameters
+    ----------
+    randomizer :
+        Each user's local randomizer: a finite channel (``MarkovOperator``, 2-D array, a list applied in order,
+        i.e. M then K: the post-processed reports are shuffled; the structured ``SymmetricChannel``) or a
+        black-box ``DP(eps0)``. Randomized response (a ``SymmetricChannel`` or a dense matrix that is exactly
+        k-RR) is recognised for the ``"exact"`` method.
+    users : int
+        Every user, the one whose value changes included (an integral float such as ``1e6`` is accepted).
+    delta : float, optional
+        The delta of the headline and of ``"auto"``'s choice (default 1e-6), in (0, 1).
+    method : {"auto", "exact", "blanket", "generic"}
+        ``"auto"`` keeps the smallest certified epsilon among the methods that apply.
+    neighbors : list of pairs, optional
+        The pairs of values one user's change may swap (as in ``amplify``); every pair of k-RR is equivalent.
+    progress : bool, optional
+        A progress bar on computations longer than 2 s (None), at once (True) or never (False).
+    executor : concurrent.futures.Executor, optional
+        Accepted for the methods that stream pair scans; the exact method runs serially.
+
+    Neighbouring datasets differ in one user's value; the other users' data are the worst case.
+
+    Examples
+    --------
+    >>> from chainamp import mechanisms
+    >>> rep = amplify_shuffled(mechanisms.randomized_response(2, 2.0), 1000)
+    >>> rep.method, round(rep.epsilon, 3), rep.exact
+    ('exact', 0.323, True)
+    """
+    n = _check_users(users)
+    target = DEFAULT_DELTA if delta is None else check_delta(delta, "delta")
+    if not 0.0 < target < 1.0:
+        raise InvalidParameterError(f"delta must be in (0, 1) (got {delta!r})")
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, got {type(method).__name__} {method!r}")
+    if method != "auto" and method not in METHODS:
+        raise InvalidParameterError(f"method must be 'auto' or one of {sorted(METHODS)} (got {method!r})")
+    progress = check_progress(progress)
+    executor = check_executor(executor)
+    rz = read_randomizer(randomizer, neighbors)
+    names = list(METHODS) if method == "auto" else [method]
+    results: dict[str, ShuffleBound] = {}
+    table: dict[str, Any] = {}
+    missing = []
+    for name in names:
+        try:
+            res = METHODS[name](rz, n, target=target, progress=progress, executor=executor)
+        except ShuffleMethodError as exc:
+            if method != "auto":
+                raise
+            missing.append(str(exc))
+            table[name] = "not available in this build"
+            continue
+        if res is None:
+            table[name] = "does not apply to this randomizer"
+            if method != "auto":
+                raise ShuffleMethodError(f"method {name!r} does not apply to {rz.description}: it needs randomized "
+                                         "response (a SymmetricChannel or a matrix that is exactly k-RR)")
+            continue
+        results[name] = res
+        table[name] = float(res.profile.epsilon(target))
+    if not results:
+        raise ShuffleMethodError(f"no available method applies to {rz.description}: " + "; ".join(missing))
+    best = min(results, key=lambda k: table[k])
+    res = results[best]
+    return ShuffleReport(randomizer=rz.description, users=n, method=best, delta=target, epsilon=table[best],
+                         profile=res.profile, lower=res.lower, lower_dataset=res.lower_dataset,
+                         local_epsilon=rz.local_epsilon, blanket_gamma=rz.blanket_gamma,
+                         blanket_omega=rz.blanket_omega, methods=table, notes=res.notes, exact=res.exact)

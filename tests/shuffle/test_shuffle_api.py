@@ -1,0 +1,210 @@
+"""chainamp.amplify_shuffled: the public API, its report, validation, composition and high-precision checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import chainamp
+from chainamp import DP, MarkovOperator, SymmetricChannel, amplify_shuffled, compose, mechanisms
+from chainamp.errors import ChainampError, IncompatibleOperatorsError, InvalidParameterError
+from chainamp.shuffle import ShuffleMethodError, ShuffleReport, binary_rr_shuffle
+
+
+@pytest.fixture(scope="module")
+def rr1000():
+    return amplify_shuffled(mechanisms.randomized_response(2, 2.0), 200, progress=False)
+
+
+def test_exports():
+    assert chainamp.amplify_shuffled is amplify_shuffled and chainamp.ShuffleReport is ShuffleReport
+    assert "amplify_shuffled" in chainamp.shuffle.__all__
+
+
+def test_report_reads(rr1000):
+    r = rr1000
+    assert r.method == "exact" and r.exact and r.users == 200
+    assert r.local_epsilon == pytest.approx(2.0, abs=1e-9)
+    assert r.blanket_gamma == pytest.approx(2 / (1 + math.exp(2.0)), rel=1e-9)
+    assert r.blanket_omega is not None and r.blanket_omega.tolist() == pytest.approx([0.5, 0.5])
+    assert r.epsilon_at(1e-6) == r.epsilon and r.delta_at(r.epsilon) <= 1e-6
+    assert 0.0 <= r.gap < 1e-6
+    text = str(r)
+    assert text.startswith("Certified: 200 users") and "exact worst case" in text
+    assert "<b>Certified" in r._repr_html_()
+    d = r.to_dict()
+    assert d["method"] == "exact" and d["epsilon"] == r.epsilon and d["methods"]["exact"] == r.epsilon
+    assert r.profile.dominating_pair() is r.pair
+
+
+def test_compose_takes_reports_and_profiles(rr1000):
+    one = compose([rr1000])
+    two = compose([rr1000.profile], counts=[2])
+    assert one.epsilon(1e-6) >= rr1000.epsilon * (1 - 1e-6)
+    assert two.epsilon(1e-6) > one.epsilon(1e-6)
+
+
+def test_plot(rr1000):
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    ax = rr1000.plot()
+    assert ax.get_xlabel() == "epsilon"
+
+
+def test_structured_and_dense_rr_agree():
+    dense = amplify_shuffled(mechanisms.randomized_response(2, 1.5).matrix, 200, progress=False)
+    struct = amplify_shuffled(SymmetricChannel.from_epsilon(2, 1.5), 200, progress=False)
+    assert dense.epsilon == pytest.approx(struct.epsilon, rel=1e-9)
+
+
+def test_list_is_post_processed_reports():
+    """RR(2) then RR(1) is RR at the composed level; the shuffled guarantee follows it (and is at most RR(1)'s)."""
+    first, second = SymmetricChannel.from_epsilon(2, 2.0), SymmetricChannel.from_epsilon(2, 1.0)
+    both = amplify_shuffled([first, second], 300, progress=False)
+    alone = amplify_shuffled(second, 300, progress=False)
+    assert both.epsilon <= alone.epsilon
+
+
+def test_identity_has_no_blanket():
+    r = amplify_shuffled(np.eye(2), 50, progress=False)
+    assert r.blanket_gamma == 0.0
+    assert r.delta_at(5.0) == 1.0 and math.isinf(r.epsilon)
+    assert any("no blanket" in n for n in r.notes)
+    assert str(r).startswith("Nothing is certified")
+
+
+def test_krr_report_states_its_gap():
+    r = amplify_shuffled(mechanisms.randomized_response(4, 2.0), 300, progress=False)
+    assert not r.exact and r.lower is not None
+    assert r.lower_epsilon <= r.epsilon
+    assert "the truth lies in between" in r.headline
+
+
+def test_pure_noise_randomizer_is_zero():
+    r = amplify_shuffled(np.full((2, 2), 0.5), 10, progress=False)
+    assert r.delta_at(0.0) <= 1e-12 and r.epsilon == 0.0 and r.delta_at(1e-6) == 0.0
+
+
+@pytest.mark.parametrize("bad,exc,match", [
+    (0, InvalidParameterError, "users must be >= 1"),
+    (-3, InvalidParameterError, "users must be >= 1"),
+    (2.5, InvalidParameterError, "whole number"),
+    ("10", TypeError, "users must be a whole number of users"),
+    (True, TypeError, "users must be"),
+], ids=["zero", "negative", "fraction", "string", "bool"])
+def test_users_validation(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        amplify_shuffled(mechanisms.randomized_response(2, 1.0), bad)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, -0.1, 2.0], ids=["0", "1", "neg", "2"])
+def test_delta_validation(delta):
+    with pytest.raises(InvalidParameterError, match="delta"):
+        amplify_shuffled(mechanisms.randomized_response(2, 1.0), 10, delta=delta)
+
+
+def test_users_as_integral_float():
+    assert amplify_shuffled(mechanisms.randomized_response(2, 1.0), 1e2, progress=False).users == 100
+
+
+def test_method_validation():
+    rr = mechanisms.randomized_response(2, 1.0)
+    with pytest.raises(InvalidParameterError, match="method must be 'auto' or one of"):
+        amplify_shuffled(rr, 10, method="best")
+    with pytest.raises(TypeError, match="method must be a string"):
+        amplify_shuffled(rr, 10, method=3)
+
+
+def test_not_rr_names_the_missing_method():
+    M = MarkovOperator([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3]])
+    with pytest.raises(ShuffleMethodError, match="'blanket' is not available"):
+        amplify_shuffled(M, 100)
+    with pytest.raises(ShuffleMethodError, match="does not apply"):
+        amplify_shuffled(M, 100, method="exact")
+    with pytest.raises(ChainampError, match="generic"):
+        amplify_shuffled(DP(1.0), 100)
+
+
+@pytest.mark.parametrize("bad,exc,match", [
+    ("rr", TypeError, "randomizer must be"),
+    (3.0, TypeError, "randomizer must be"),
+    ([np.eye(2), np.eye(3)], IncompatibleOperatorsError, "do not match"),
+    ([[0.5, 0.6], [0.5, 0.5]], ValueError, "sum"),
+], ids=["string", "number", "mismatch", "not-stochastic"])
+def test_randomizer_validation(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        amplify_shuffled(bad, 10)
+
+
+def test_neighbors_validation():
+    rr = mechanisms.randomized_response(3, 1.0)
+    with pytest.raises(InvalidParameterError, match="at least one pair"):
+        amplify_shuffled(rr, 10, neighbors=[])
+    with pytest.raises(InvalidParameterError, match="not a pair of the randomizer's input values"):
+        amplify_shuffled(rr, 10, neighbors=[(0, 7)])
+    with pytest.raises(InvalidParameterError, match="black-box"):
+        amplify_shuffled(DP(1.0), 10, neighbors=[(0, 1)])
+    assert amplify_shuffled(rr, 10, neighbors=[(0, 1)], progress=False).method == "exact"
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(2, 150), eps0=st.floats(0.2, 5.0), eps=st.floats(0.0, 3.0))
+def test_property_upper_above_lower_and_monotone_in_users(n, eps0, eps):
+    p = math.exp(eps0) / (1 + math.exp(eps0))
+    res = binary_rr_shuffle(n, p, progress=False)
+    assert res.upper.delta(eps) >= res.lower.delta(eps) - 1e-12
+    more = binary_rr_shuffle(n + 7, p, progress=False)  # more users never hurt: a post-processing
+    assert more.lower.delta(eps) <= res.upper.delta(eps) + 1e-12
+
+
+# ---------------------------------------------------------------- high precision (mpmath), independent of chainamp
+def _mp_delta(n: int, eps0: float, m: int, eps: float, sigmas: float = 45.0):
+    """max over both orders of H_{e^eps} for binary RR, n users, m of the n - 1 others holding 1 (mpmath, windowed
+    far past any mass that matters at 1e-6)."""
+    import mpmath as mp
+
+    mp.mp.dps = 30
+    N = n - 1
+    p = mp.mpf(math.exp(eps0) / (1 + math.exp(eps0)))  # the same float keep probability chainamp is given
+    p = mp.mpf(float(p))
+    q = 1 - p
+    mu = m * p + (N - m) * q
+    sd = mp.sqrt(N * p * q)
+    lo, hi = max(0, int(mu - sigmas * sd)), min(N, int(mu + sigmas * sd) + 1)
+
+    def binom(k, t, r):
+        return mp.binomial(k, t) * r**t * (1 - r) ** (k - t) if 0 <= t <= k else mp.mpf(0)
+
+    Z = {}
+    for s in range(lo, hi + 1):
+        Z[s] = mp.fsum(binom(m, j, p) * binom(N - m, s - j, q) for j in range(0, m + 1))
+    a = mp.e ** mp.mpf(eps)
+    f = b = mp.mpf(0)
+    for s in range(lo, hi + 2):
+        z0, z1 = Z.get(s, mp.mpf(0)), Z.get(s - 1, mp.mpf(0))
+        P0, P1 = p * z0 + q * z1, q * z0 + p * z1
+        f += max(P0 - a * P1, 0)
+        b += max(P1 - a * P0, 0)
+    return max(f, b)
+
+
+@pytest.mark.parametrize("n,eps0", [(1000, 2.0), pytest.param(10_000, 4.0, marks=pytest.mark.slow)],
+                         ids=["n1e3", "n1e4"])
+def test_binary_rr_equals_high_precision_worst_case(n, eps0):
+    r = amplify_shuffled(SymmetricChannel.from_epsilon(2, eps0), n, delta=1e-6, progress=False)
+    eps = r.epsilon
+    worst_at = max(_mp_delta(n, eps0, m, eps) for m in range(4))
+    worst_below = max(_mp_delta(n, eps0, m, eps * (1 - 1e-6)) for m in range(4))
+    assert worst_at <= 1e-6 < worst_below
+
+
+@pytest.mark.slow
+def test_binary_rr_equals_high_precision_worst_case_1e6():
+    n, eps0 = 10**6, 4.0
+    r = amplify_shuffled(SymmetricChannel.from_epsilon(2, eps0), n, delta=1e-6, progress=False)
+    eps = r.epsilon
+    worst_below = max(_mp_delta(n, eps0, m, eps * (1 - 1e-6), sigmas=14) for m in range(3))
+    assert worst_below > 1e-6
