@@ -1,0 +1,86 @@
+"""The memory guard covers every allocation that grows with the input (issue 18): pipeline graphs,
+label sets, design tables, matrix files, Kronecker pair orbits, neighbour lists and dp-accounting's
+privacy loss distributions are sized (or built structured) before anything big is allocated."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from chainamp import MarkovOperator, ResourceLimitError, resource_limits
+from chainamp.io import FORMAT, parse_pipeline
+from chainamp.operators import SymmetricChannel
+
+
+def _peak(fn):
+    tracemalloc.start()
+    try:
+        fn()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+def refused(fn, match, limit="10MB", seconds=1.0):
+    """``fn`` raises ResourceLimitError under ``limit``, fast and before allocating anything near it."""
+    def attempt():
+        with resource_limits(memory=limit), pytest.raises(ResourceLimitError, match=match) as info:
+            fn()
+        return info
+
+    start = time.perf_counter()
+    peak = _peak(attempt)
+    assert time.perf_counter() - start < seconds
+    assert peak < 5_000_000, peak
+    return peak
+
+
+def graph_doc(**step) -> dict:
+    return {"format": FORMAT, "mechanism": {"epsilon": 1.0}, "steps": [step]}
+
+
+# --------------------------------------------------------------------------- graphs in pipeline files
+@pytest.mark.parametrize("lazy", [0.0, 0.3, 1.0], ids=["plain", "lazy", "stay"])
+def test_complete_graph_walk_is_the_symmetric_channel_networkx_builds(lazy):
+    op = parse_pipeline(graph_doc(graph="complete_graph", n=30, laziness=lazy, weighted=True,
+                                  integer_labels=True)).operators[0]
+    dense = MarkovOperator.random_walk(nx.complete_graph(30), laziness=lazy)
+    assert isinstance(op, SymmetricChannel)
+    assert np.array_equal(op.matrix, dense.matrix) and op.inputs == dense.inputs and op.outputs == dense.outputs
+
+
+def test_complete_graph_of_100000_nodes_is_built_in_constant_memory():
+    start = time.perf_counter()
+    with resource_limits(memory="1MB"):
+        p = parse_pipeline(graph_doc(graph="complete_graph", n=100_000, laziness=0.5))
+    assert time.perf_counter() - start < 1.0
+    assert p.operators[0].shape == (100_000, 100_000) and "random walk on complete_graph(100000)" in p.step_names[0]
+
+
+def test_complete_graph_of_one_node_still_needs_laziness():
+    with pytest.raises(Exception, match="no out-edge"):
+        parse_pipeline(graph_doc(graph="complete_graph", n=1))
+    assert parse_pipeline(graph_doc(graph="complete_graph", n=1, laziness=1.0)).operators[0].shape == (1, 1)
+
+
+def test_generator_graphs_are_sized_before_networkx_builds_them():
+    refused(lambda: parse_pipeline(graph_doc(graph="path_graph", n=100_000)),
+            r"steps\[0\]: the networkx graph path_graph\(100000\) \(100000 nodes, up to 100000 edges\) and its "
+            r"random walk needs about 153 MiB")
+    with resource_limits(memory="10MB"):
+        assert parse_pipeline(graph_doc(graph="cycle_graph", n=1000)).operators[0].shape == (1000, 1000)
+
+
+def test_edge_lists_are_sized_from_their_line_count_before_reading(tmp_path):
+    path = tmp_path / "e.csv"
+    path.write_text("".join(f"{i},{i + 1}\n" for i in range(20_000)))
+    doc = graph_doc(edges=str(path))
+    refused(lambda: parse_pipeline(doc), r"the networkx graph of e.csv \(40000 nodes, up to 20000 edges\)",
+            limit="20MB")
+    with resource_limits(memory="100MB"):
+        assert parse_pipeline(doc).operators[0].shape == (20_001, 20_001)
