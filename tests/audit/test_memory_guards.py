@@ -84,3 +84,48 @@ def test_edge_lists_are_sized_from_their_line_count_before_reading(tmp_path):
             limit="20MB")
     with resource_limits(memory="100MB"):
         assert parse_pipeline(doc).operators[0].shape == (20_001, 20_001)
+
+
+# --------------------------------------------------------------------------- label sets in pipeline files
+HUGE = 9223372036854775807
+
+
+def rr_doc(k: int, **extra) -> dict:
+    rr = {"catalogue": "randomized_response", "k": k, "epsilon": 1.0}
+    return {"format": FORMAT, "mechanism": dict(rr), "steps": [dict(rr, **extra)]}
+
+
+@pytest.mark.parametrize("extra", [{}, {"repeat": 3}], ids=["chained", "repeated"])
+def test_lazy_labels_are_matched_without_listing_them(extra):
+    start = time.perf_counter()
+    with resource_limits(memory="1MB"):
+        p = parse_pipeline(rr_doc(HUGE, **extra))
+    assert time.perf_counter() - start < 1.0 and p.operators[0].shape == (HUGE, HUGE)
+
+
+def test_a_label_set_to_build_is_sized_first():
+    doc = {"format": FORMAT, "mechanism": {"matrix": [[0.5, 0.5], [0.5, 0.5]], "outputs": ["a", "b"]},
+           "steps": [{"matrix": [[1.0, 0.0], [0.0, 1.0]], "inputs": ["b", "a"]}]}
+    assert parse_pipeline(doc).operators[0].inputs == ("b", "a")  # the same labels in another order
+    with resource_limits(memory="100B"), pytest.raises(ResourceLimitError, match=r"steps\[0\]: its inputs and "
+                                                                                  r"the outputs before it: comparing "
+                                                                                  r"two sets of 2 labels"):
+        parse_pipeline(doc)
+    doc["steps"][0]["inputs"] = ["a", "c"]
+    with pytest.raises(Exception, match=r"its 2 inputs \['a', 'c'\] are not the 2 outputs \['a', 'b'\]"):
+        parse_pipeline(doc)
+
+
+def test_neighbours_of_a_product_mechanism_are_looked_up_not_listed():
+    m = 30
+    pair = [[0] * m, [1] + [0] * (m - 1)]
+    doc = {"format": FORMAT, "mechanism": {"catalogue": "rappor_pipeline", "m": m, "h": 1, "part": "permanent"},
+           "steps": [{"catalogue": "rappor_pipeline", "m": m, "h": 1, "part": "instantaneous"}], "neighbors": [pair]}
+    start = time.perf_counter()
+    with resource_limits(memory="5MB"):
+        p = parse_pipeline(doc)
+    assert time.perf_counter() - start < 1.0
+    assert p.neighbors == ((tuple(pair[0]), tuple(pair[1])),)
+    doc["neighbors"] = [[[2] + [0] * (m - 1), pair[0]]]
+    with pytest.raises(Exception, match=r"neighbors\[0\]: \(2, 0, 0, .* is not an input label of the mechanism"):
+        parse_pipeline(doc)
