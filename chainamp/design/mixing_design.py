@@ -31,7 +31,7 @@ from ..errors import InvalidParameterError, SolverError
 from ..mixing import dobrushin, doeblin
 from ..operators import MarkovOperator
 from . import duals
-from .common import check_labels, check_lp_size, check_tolerances, check_loss, check_prior, operator, repair, stochastic
+from .common import check_labels, check_lp_size, check_tables, check_tolerances, check_loss, check_prior, operator, repair, stochastic
 from .result import DesignResult
 
 __all__ = ["optimal_mixing_operator"]
@@ -95,6 +95,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     g = check_probability(gamma, "gamma")
     coef = check_choice(coefficient, "coefficient", COEFFICIENTS)
     feas_atol, max_repair = check_tolerances(lp_feas_atol, design_max_repair)
+    check_tables(size, size, "optimal_mixing_operator")  # before any n-sized label tuple or n x n table
     labs = tuple(range(size)) if labels is None else check_labels(labels, "labels")
     if len(labs) != size:
         raise InvalidParameterError(f"labels must have n = {size} entries (got {len(labs)})")
@@ -121,7 +122,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                          "(closed form, no LP)")
         else:
             check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator")
-            pairs = np.array([(i, j) for i in range(size) for j in range(i + 1, size)], dtype=int)
+            pairs = np.stack(np.triu_indices(size, 1), axis=1).astype(int)  # (0, 1), (0, 2), ..., row by row
             out = mixing_lp(C, g, coef, pairs, solver_name, loud)
             K0 = stochastic(out.K, feas_atol)
             if coef == "dobrushin":

@@ -32,7 +32,7 @@ from ..errors import InvalidOperatorError, InvalidParameterError, SolverError
 from ..operators import MarkovOperator
 from ..privacy import neighbor_pairs, privacy_profile
 from . import duals
-from .common import check_labels, check_lp_size, check_tolerances, check_loss, check_prior, operator, repair, stochastic
+from .common import check_labels, check_lp_size, check_tables, check_tolerances, check_loss, check_prior, operator, repair, stochastic
 from .result import DesignResult
 
 __all__ = ["optimal_post_processing"]
@@ -146,6 +146,7 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
     d = check_delta(delta, "delta")
     feas_atol, max_repair = check_tolerances(lp_feas_atol, design_max_repair)
     outs = Mop.inputs if outputs is None else check_labels(outputs, "outputs")
+    check_tables(max(Mop.shape), len(outs), "optimal_post_processing")  # M's inputs x K's, M's outputs x K's
     pi = check_prior(prior, Mop.shape[0])
     ell = check_loss(loss, Mop.inputs, outs)
     pairs = neighbor_pairs(Mop.inputs, neighbors)

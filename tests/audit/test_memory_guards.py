@@ -26,7 +26,7 @@ def _peak(fn):
     return peak
 
 
-def refused(fn, match, limit="10MB", seconds=1.0):
+def refused(fn, match, limit="10MB", seconds=1.0, max_peak=5_000_000):
     """``fn`` raises ResourceLimitError under ``limit``, fast and before allocating anything near it."""
     def attempt():
         with resource_limits(memory=limit), pytest.raises(ResourceLimitError, match=match) as info:
@@ -36,7 +36,7 @@ def refused(fn, match, limit="10MB", seconds=1.0):
     start = time.perf_counter()
     peak = _peak(attempt)
     assert time.perf_counter() - start < seconds
-    assert peak < 5_000_000, peak
+    assert peak < max_peak, peak
     return peak
 
 
@@ -129,3 +129,32 @@ def test_neighbours_of_a_product_mechanism_are_looked_up_not_listed():
     doc["neighbors"] = [[[2] + [0] * (m - 1), pair[0]]]
     with pytest.raises(Exception, match=r"neighbors\[0\]: \(2, 0, 0, .* is not an input label of the mechanism"):
         parse_pipeline(doc)
+
+
+# --------------------------------------------------------------------------- designs
+@pytest.mark.parametrize("gamma", [0.5, 0.0], ids=["lp", "closed-form"])
+def test_design_tables_are_sized_before_any_is_built(gamma):
+    from chainamp.design import optimal_mixing_operator
+
+    refused(lambda: optimal_mixing_operator(100_000, gamma),
+            r"optimal_mixing_operator: the dense 100000 x 100000 loss, cost and operator tables needs about 894 GiB",
+            limit="500MB")
+
+
+def test_post_processing_design_tables_are_sized_first():
+    from chainamp.design import optimal_post_processing
+    from chainamp.mechanisms import randomized_response
+
+    M = randomized_response(3, 1.0)
+    refused(lambda: optimal_post_processing(M, 0.5, outputs=10**9), r"outputs: the 1000000000 labels 0..999999999 "
+                                                                    r"needs about 149 GiB", limit="50MB")
+    refused(lambda: optimal_post_processing(M, 0.5, outputs=10**5),
+            r"optimal_post_processing: the dense 3 x 100000 loss, cost and operator tables", limit="20MB",
+            max_peak=16_000_000)  # the 100000 labels themselves (within the limit)
+
+
+def test_default_loss_is_the_zero_one_loss():
+    from chainamp.design.common import check_loss
+
+    ell = check_loss(None, ("a", "b", 3), (3, "x", "a", "b"))
+    assert ell.tolist() == [[1.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0]]
