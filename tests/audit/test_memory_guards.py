@@ -158,3 +158,48 @@ def test_default_loss_is_the_zero_one_loss():
 
     ell = check_loss(None, ("a", "b", 3), (3, "x", "a", "b"))
     assert ell.tolist() == [[1.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0]]
+
+
+# --------------------------------------------------------------------------- matrix files and chain analysis
+def huge_npy(path, shape=(100_000, 100_000), dtype="<f8"):
+    """An NPY file whose header promises ``shape`` (a sparse file: its data is never written)."""
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, {"descr": dtype, "fortran_order": False, "shape": shape})
+        fh.truncate(fh.tell() + int(np.prod(shape)) * np.dtype(dtype).itemsize)
+    return path
+
+
+def test_npy_files_are_sized_from_their_header_before_loading(tmp_path):
+    from chainamp.io import load_operator
+
+    path = huge_npy(tmp_path / "big.npy")
+    refused(lambda: load_operator(path), r"big.npy: reading the 100000 x 100000 float64 matrix and building its "
+                                         r"operator needs about 224 GiB")
+    small = tmp_path / "K.npy"
+    np.save(small, np.full((256, 256), 1 / 256, dtype=np.float32))
+    refused(lambda: load_operator(small), r"K.npy: reading the 256 x 256 float32 matrix .* needs about 1.41 MiB",
+            limit="1MB")
+    with resource_limits(memory="2MB"):
+        assert load_operator(small).shape == (256, 256)
+
+
+def test_csv_files_are_sized_from_a_streamed_count_before_reading(tmp_path):
+    from chainamp.io import load_operator
+
+    path = tmp_path / "K.csv"
+    row = ",".join(["0.01"] * 100)
+    path.write_text("# uniform\n" + "\n".join([row] * 100) + "\n")
+    refused(lambda: load_operator(path), r"K.csv: reading 101 lines with 10001 cells needs about 563 KiB", limit="500KB")
+    with resource_limits(memory="5MB"):
+        assert load_operator(path).shape == (100, 100)
+
+
+def test_chain_analysis_is_sized_first():
+    from chainamp import analyze_chain
+
+    K = MarkovOperator(np.full((400, 400), 1 / 400))
+    refused(lambda: analyze_chain(K), r"the chain analysis of a dense 400-state operator .* needs about 12.2 MiB",
+            limit="5MB")
+    walk = MarkovOperator.random_walk(nx.cycle_graph(20_000), laziness=0.5)
+    with resource_limits(memory="100MB"):
+        assert analyze_chain(walk).is_irreducible
