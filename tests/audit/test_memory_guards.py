@@ -200,6 +200,46 @@ def test_chain_analysis_is_sized_first():
     K = MarkovOperator(np.full((400, 400), 1 / 400))
     refused(lambda: analyze_chain(K), r"the chain analysis of a dense 400-state operator .* needs about 12.2 MiB",
             limit="5MB")
-    walk = MarkovOperator.random_walk(nx.cycle_graph(20_000), laziness=0.5)
-    with resource_limits(memory="100MB"):
+    walk = MarkovOperator.random_walk(nx.karate_club_graph(), laziness=0.5)
+    with resource_limits(memory="1MB"):
         assert analyze_chain(walk).is_irreducible
+        assert analyze_chain(MarkovOperator(np.full((100, 100), 0.01))).spectral_gap == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------- Kronecker products, neighbours
+F = [[0.3, 0.7], [0.6, 0.4]]
+
+
+def test_neighbours_of_a_huge_product_are_looked_up_not_listed():
+    from chainamp import privacy_profile
+    from chainamp.operators import KroneckerOperator
+
+    K = KroneckerOperator.power(MarkovOperator(F), 30)
+    pair = ((0,) * 30, (1,) + (0,) * 29)
+    start = time.perf_counter()
+    with resource_limits(memory="20MB"):
+        prof = privacy_profile(K, [pair])
+    assert time.perf_counter() - start < 2.0
+    assert prof.witness(0.0) in (pair, pair[::-1])
+    with pytest.raises(Exception, match=r"unknown input label \(2,"):
+        privacy_profile(K, [((2,) + (0,) * 29, pair[0])])
+
+
+def test_all_pairs_of_plain_labels_are_sized_first():
+    from chainamp.privacy import neighbor_pairs
+
+    refused(lambda: neighbor_pairs(range(100_000)), r"the 100000 input labels and all their ordered pairs needs "
+                                                    r"about 447 GiB", limit="1GB")
+    assert neighbor_pairs(["a", "b"]).tolist() == [[0, 1], [1, 0]]
+
+
+def test_kronecker_orbits_are_sized_before_they_are_computed():
+    from chainamp import dobrushin
+    from chainamp.operators import KroneckerOperator
+
+    big = KroneckerOperator.power(MarkovOperator(F), 1000)
+    refused(lambda: dobrushin(big, 0.5), r"the 1001 pair orbits of a Kronecker product of 1000 coordinates "
+                                         r"\(1.68e\+08 outcomes of compressed pairs in all\) needs about 40 GiB",
+            limit="500MB", seconds=3.0)  # 0.2 s; tracemalloc slows the pair-type enumeration
+    with resource_limits(memory="200MB"):
+        assert 0.99 < dobrushin(KroneckerOperator.power(MarkovOperator(F), 100), 0.5).gamma < 1.0
