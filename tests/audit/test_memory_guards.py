@@ -243,3 +243,64 @@ def test_kronecker_orbits_are_sized_before_they_are_computed():
             limit="500MB", seconds=3.0)  # 0.2 s; tracemalloc slows the pair-type enumeration
     with resource_limits(memory="200MB"):
         assert 0.99 < dobrushin(KroneckerOperator.power(MarkovOperator(F), 100), 0.5).gamma < 1.0
+
+
+# --------------------------------------------------------------------------- dp-accounting's PLDs
+EXTREME = np.array([[0.5, 0.5], [1e-300, 1.0]])
+
+
+def test_compose_sizes_dp_accountings_fft_before_calling_it():
+    from chainamp import compose
+
+    compose([np.array([[0.75, 0.25], [0.25, 0.75]])], counts=[2], progress=False)  # dp-accounting imported
+    refused(lambda: compose([EXTREME], counts=[200], progress=False),
+            r"items\[0\] composed 200 times \(dp-accounting's FFT over the loss grid of step 0.001\) needs about "
+            r"19.5 GiB.*value_discretization_interval=", limit="500MB", seconds=4.0, max_peak=200_000_000)
+    with resource_limits(memory="500MB"):
+        assert compose([EXTREME], counts=[2], progress=False).delta(1.0) == pytest.approx(0.75, abs=1e-6)
+
+
+def test_a_fine_grid_is_sized_before_the_pld_is_built():
+    from chainamp.accounting import pair_to_pld
+
+    refused(lambda: pair_to_pld([0.5, 0.5, 0.0], [1e-300, 0.5, 0.5], value_discretization_interval=1e-7),
+            r"the privacy loss distribution on a grid of 1e-07 \(13801647619 grid points: losses from -690.1 to "
+            r"690.1\) needs about 2.01 TiB", limit="1GB")
+
+
+def test_grid_split_touches_only_the_grid_points_it_fills():
+    """The sparse aggregation gives exactly the floats of a dense bincount over the whole span."""
+    from chainamp.accounting.pld import _grid_split
+
+    rng = np.random.default_rng(18)
+    for _ in range(20):
+        p, q = rng.dirichlet(np.full(12, 0.3)), rng.dirichlet(np.full(12, 0.3))
+        table, inf_mass, lo, hi = _grid_split(p, q, 1e-3)
+        # the reference: the dense construction this replaced
+        pos = (p > 0) & (q > 0)
+        lp, lq = np.log(p[pos]), np.log(q[pos])
+        loss = (lp - lq) + 8.0 * 2.0**-53 * (np.abs(lp) + np.abs(lq) + 1.0)
+        j = np.floor(loss / 1e-3)
+        x = np.minimum(j * 1e-3 - loss - 4.0 * 2.0**-53 * (np.abs(j * 1e-3) + np.abs(loss)), 0.0)
+        up = p[pos] * np.clip(np.expm1(x) / np.expm1(-1e-3) * (1.0 + 8.0 * 2.0**-53), 0.0, 1.0)
+        down = np.maximum(p[pos] - up, 0.0)
+        j = j.astype(np.int64)
+        base, top = int(j.min()), int(j.max()) + 1
+        mass = np.bincount(j - base, weights=down, minlength=top - base + 1)
+        mass += np.bincount(j + 1 - base, weights=up, minlength=top - base + 1)
+        mass *= 1.0 + (2 * 12 + 4) * 2.0**-53
+        assert table == {int(k) + base: float(mass[k]) for k in np.flatnonzero(mass > 0)}
+
+
+@pytest.mark.parametrize("times", [2, 20, 200])
+def test_self_convolve_bounds_are_dp_accountings(times):
+    from dp_accounting.pld import common
+
+    from chainamp.accounting.pld import _self_convolve_bounds
+
+    rng = np.random.default_rng(times)
+    probs = np.where(rng.random(500) < 0.2, rng.random(500), 0.0)
+    probs /= probs.sum()
+    pos = np.flatnonzero(probs)
+    assert _self_convolve_bounds(pos, probs[pos], probs.size, times, 1e-15) == \
+        tuple(common.compute_self_convolve_bounds(probs, times, 1e-15))
