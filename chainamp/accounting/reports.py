@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from ..amplification import amplify
 from ..errors import IncompatibleOperatorsError, InvalidParameterError
-from ..operators import MarkovOperator, as_operator
+from ..operators import MarkovOperator, as_operator, same_label_set
 from .._numerics import check_int, check_progress, progress_bar, progress_scope
 
 __all__ = ["amplify_reports", "memoized_steps", "MAX_REPORT_OUTCOMES"]
@@ -119,7 +119,7 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
     if isinstance(mechanism, np.ndarray) or sp.issparse(mechanism):
         mechanism = as_operator(mechanism, "mechanism")
     if isinstance(mechanism, MarkovOperator):
-        if set(mechanism.outputs) != set(Kop.inputs) or len(mechanism.outputs) != len(Kop.inputs):
+        if not same_label_set(mechanism.outputs, Kop.inputs, "the outputs of M and the inputs of K"):
             raise IncompatibleOperatorsError(
                 f"the outputs of M ({len(mechanism.outputs)} labels) must be the inputs of K "
                 f"({len(Kop.inputs)} labels)")

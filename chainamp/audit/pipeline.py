@@ -25,9 +25,9 @@ from typing import Any
 
 from .fields import _boolean, _Ctx, _integer, _label, _misplaced, _number, _TOP_KEYS
 from .catalogue import _mechanism, _step
-from .._numerics import check_memory, fmt_number
+from .._numerics import fmt_number
 from ..errors import InvalidPipelineError
-from ..operators import Labels, MarkovOperator
+from ..operators import MarkovOperator, same_label_set
 
 __all__ = ["FORMAT", "Claim", "Pipeline", "read_toml", "parse_document"]
 
@@ -236,23 +236,9 @@ def _reports(data: dict, ctx: _Ctx, last_repeat: int, last: int) -> tuple[tuple 
     return tuple(sorted(seen)), memoized
 
 
-#: Bytes per label of a set built to compare two label sequences (the set's slot, the label object itself
-#: when the sequence makes it on the fly, as ``range`` labels do), rounded up.
-_SET_LABEL_BYTES = 100.0
-
-
-def _same_labels(a: Any, n_a: int, b: Any, n_b: int, what: str) -> bool:
-    """Whether two label sequences hold the same labels (in any order), without enumerating lazy ones:
-    equal lazy sequences (``range`` labels, Kronecker tuples) compare by their description; anything else
-    is compared as two sets, sized first (``k = 9223372036854775807`` labels are never enumerated)."""
-    if n_a != n_b:
-        return False
-    if a is b or (isinstance(a, Labels) and isinstance(b, Labels) and type(a) is type(b)
-                  and (type(a) is not Labels or (a.is_range and b.is_range)) and a == b):
-        return True
-    check_memory(_SET_LABEL_BYTES * (float(n_a) + float(n_b)), f"{what}: comparing two sets of {n_a} labels",
-                 hint="give both steps the default labels 0..k-1")
-    return set(a) == set(b)
+def _same_labels(a, n_a: int, b, n_b: int, what: str) -> bool:
+    """The two steps' labels hold the same set, lazy labels never listed (:func:`chainamp.operators.same_label_set`)."""
+    return n_a == n_b and same_label_set(a, b, what)
 
 
 def _has_input(mech: MarkovOperator, label: Any) -> bool:
