@@ -271,8 +271,10 @@ def _amplify(args: argparse.Namespace) -> int:
     _check_report_path(args.report)
     atol = _check_row_sum_atol(args.row_sum_atol)
     ops = [load_operator(p, row_sum_atol=atol) for p in args.operator]
+    from ..operators import same_label_set
+
     for (before, K1), (after, K2) in zip(zip(args.operator, ops), zip(args.operator[1:], ops[1:])):
-        if set(K1.outputs) != set(K2.inputs) or len(K1.outputs) != len(K2.inputs):
+        if not same_label_set(K1.outputs, K2.inputs, f"{after}: its inputs and the outputs of {before}"):
             raise _UsageError(f"{after}: its {len(K2.inputs)} inputs {_labels(K2.inputs)} are not the "
                               f"{len(K1.outputs)} outputs {_labels(K1.outputs)} of {before}, the operator "
                               "applied before it")
