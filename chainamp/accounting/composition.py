@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import (PLD_DISCRETIZATION, PLD_TAIL_MASS, UNIT_ROUNDOFF, check_int, check_positive, check_progress,
-                         progress_bar, progress_scope)
+from .._numerics import (PLD_DISCRETIZATION, PLD_TAIL_MASS, UNIT_ROUNDOFF, check_int, check_memory, check_positive,
+                         check_progress, progress_bar, progress_scope)
 from ..amplification import AmplificationReport
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator
 from ..privacy import DP, DominatingPair, PrivacyProfile, dp_points_of, privacy_profile
-from .pld import PLDProfile, grid_extent, pair_to_pld
+from .pld import PLD_FFT_BYTES, PLD_POINT_BYTES, PLDProfile, grid_extent, pair_to_pld, self_compose_bytes
 
 __all__ = ["compose"]
 
@@ -172,6 +172,10 @@ def _compose(items: list, reps: list, d: float, tail: float, bar: Any) -> PLDPro
         pld = pair_to_pld(pair.p, pair.q, value_discretization_interval=d)
         lo, hi, has_inf, width, norm2 = grid_extent(pld)
         if n > 1:
+            need, _ = self_compose_bytes(pld, n, tail)
+            check_memory(need, f"items[{profiles.index(prof)}] composed {n} times (dp-accounting's FFT over the "
+                               f"loss grid of step {d:g})",
+                         hint="pass a larger value_discretization_interval= or fewer counts")
             pld = pld.self_compose(n, tail_mass_truncation=tail)
             slack += _fft_error(2 * max(n * width, grid_extent(pld)[3]), n, norm2)
         if parts:
@@ -185,6 +189,10 @@ def _compose(items: list, reps: list, d: float, tail: float, bar: Any) -> PLDPro
         label = getattr(prof, "name", None) or "dominating pair"
         names.append(label if n == 1 else f"{n} x {label}")
         bar.update(1)
+    if len(parts) > 1:  # each step an FFT convolution over the sum of the grids so far (scipy.signal)
+        check_memory((PLD_FFT_BYTES + PLD_POINT_BYTES) * 2.0 * size, f"the composition of {len(parts)} items "
+                     f"(FFT convolutions over up to {size} grid points of step {d:g})",
+                     hint="pass a larger value_discretization_interval=")
     total = reduce(lambda a, b: a.compose(b, tail_mass_truncation=tail), parts)
     bar.update(1)
     pure = math.inf if any_inf else max(0.0, math.nextafter(top * d * (1.0 + 4.0 * UNIT_ROUNDOFF), math.inf))

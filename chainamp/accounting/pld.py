@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import (DIST_SUM_ATOL, PLD_DISCRETIZATION, UNIT_ROUNDOFF, check_epsilon, check_float_array, check_positive,
-                         round_up, round_up_array)
+from .._numerics import (DIST_SUM_ATOL, PLD_DISCRETIZATION, UNIT_ROUNDOFF, check_epsilon, check_float_array,
+                         check_memory, check_positive, round_up, round_up_array)
 from ..errors import InvalidDistributionError, InvalidParameterError
 from ..privacy import PrivacyProfile
 
@@ -49,13 +49,14 @@ def _grid_split(p: np.ndarray, q: np.ndarray, d: float) -> tuple[dict[int, float
     up = pb * frac
     down = np.maximum(pb - up, 0.0)
     j = j.astype(np.int64)
-    lo = int(j.min())
-    hi = int(j.max()) + 1
-    mass = np.bincount(j - lo, weights=down, minlength=hi - lo + 1)
-    mass += np.bincount(j + 1 - lo, weights=up, minlength=hi - lo + 1)
+    # the grid points the outcomes touch (at most 2m), never the whole span (690 / d points for a loss of 690):
+    # the same sums as a dense bincount over the span, in the same order, so the same floats
+    keys, where = np.unique(np.concatenate([j, j + 1]), return_inverse=True)
+    mass = np.bincount(where[:j.size], weights=down, minlength=keys.size)
+    mass += np.bincount(where[j.size:], weights=up, minlength=keys.size)
     mass *= 1.0 + (2 * m + 4) * _U  # the summations' rounding, pushed up (scaling a pair up is pessimistic)
     keep = np.flatnonzero(mass > 0)
-    table = {int(k) + lo: float(v) for k, v in zip(keep, mass[keep])} or {0: 0.0}
+    table = {int(keys[k]): float(mass[k]) for k in keep} or {0: 0.0}
     return table, inf_mass, min(table), max(table)
 
 
@@ -94,8 +95,12 @@ def pair_to_pld(p: Any, q: Any, *, value_discretization_interval: float = PLD_DI
     d = check_positive(value_discretization_interval, "value_discretization_interval")
     if not d <= 1.0:
         raise InvalidParameterError(f"value_discretization_interval must be at most 1 (got {d!r})")
-    rem, inf_rem, _, _ = _grid_split(P, Q, d)
-    add, inf_add, _, _ = _grid_split(Q, P, d)
+    rem, inf_rem, lo_r, hi_r = _grid_split(P, Q, d)
+    add, inf_add, lo_a, hi_a = _grid_split(Q, P, d)
+    span = float(hi_r - lo_r + 1) + float(hi_a - lo_a + 1)
+    check_memory(PLD_POINT_BYTES * span, f"the privacy loss distribution on a grid of {d:g} ({span:.0f} grid points: "
+                                         f"losses from {min(lo_r, lo_a) * d:.4g} to {max(hi_r, hi_a) * d:.4g})",
+                 hint="pass a larger value_discretization_interval=")
     if rem.keys() == add.keys() and math.isclose(inf_rem, inf_add, rel_tol=1e-9, abs_tol=1e-300) and all(
             math.isclose(rem[k], add[k], rel_tol=1e-9, abs_tol=1e-300) for k in rem):
         # the same masses up to rounding: the larger of each is pessimistic for both directions
@@ -116,6 +121,62 @@ def _check_pair(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
             raise InvalidDistributionError(f"{name} must be a probability vector (min {float(v.min())!r}, "
                                            f"sum {float(v.sum())!r})")
     return P, Q
+
+
+#: Bytes per grid point of a PLD held densely: dp-accounting's list and array of it, and chainamp's reading
+#: of it (:class:`_Atoms`: losses, lower masses, three suffix sums and their temporaries), rounded up.
+PLD_POINT_BYTES = 160.0
+#: Bytes per point of dp-accounting's FFT (``fft.ifft(fft.fft(x, n) ** T)``: the complex input, its transform,
+#: the power and the inverse, 16 bytes each; ``np.real`` and ``np.roll`` of the result), rounded up.
+PLD_FFT_BYTES = 96.0
+
+
+def self_compose_bytes(pld: Any, times: int, tail: float) -> tuple[float, int]:
+    """``(bytes, points)``: what ``pld.self_compose(times, tail)`` will allocate (the FFT of the length
+    dp-accounting's own Chernoff truncation bounds give, each direction in turn, and the composed grids, then
+    read by chainamp) and the largest number of grid points of a composed direction."""
+    from scipy import fft
+
+    pmfs = [pld._pmf_remove] if pld._symmetric else [pld._pmf_remove, pld._pmf_add]
+    work, kept, widest = 0.0, 0.0, 0
+    for pmf in pmfs:
+        if hasattr(pmf, "_loss_probs"):  # sparse: composed sparsely while small, else made dense first
+            if pmf.size ** min(times, 64) <= 1000:
+                continue
+            keys = np.fromiter(pmf._loss_probs.keys(), dtype=np.int64, count=pmf.size)
+            vals = np.fromiter(pmf._loss_probs.values(), dtype=float, count=pmf.size)
+            pos, width = keys - keys.min(), int(keys.max() - keys.min()) + 1
+        else:
+            probs = np.asarray(pmf._probs, dtype=float)
+            pos = np.flatnonzero(probs)
+            vals, width = probs[pos], probs.size
+        lo, hi = _self_convolve_bounds(pos, vals, width, times, tail)
+        points = max(hi - lo + 1, 1)  # the bounds can cross on extreme pairs: dp-accounting then still
+        # transforms `width` points (its fast length is never below them)
+        work = max(work, PLD_FFT_BYTES * float(fft.next_fast_len(max(points, width))))
+        kept += PLD_POINT_BYTES * points
+        widest = max(widest, points)
+    return work + kept, widest
+
+
+def _self_convolve_bounds(pos: np.ndarray, vals: np.ndarray, width: int, times: int, tail: float) -> tuple[int, int]:
+    """dp-accounting's truncation bounds of a ``times``-fold self-convolution (``common.compute_self_convolve_bounds``:
+    Chernoff bounds at the orders ``+-1..20 / width``), from the non-zero entries only (the zeros add nothing to
+    its moment generating function), so a sparse grid of 690,000 points is sized in microseconds."""
+    from scipy.special import logsumexp
+
+    upper, lower = (width - 1) * times, 0
+    if tail == 0:
+        return lower, upper
+    for order in np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / width:
+        bound = (times * float(logsumexp(pos * order, b=vals)) + math.log(2 / tail)) / order
+        if not math.isfinite(bound):
+            continue
+        if order > 0:
+            upper = min(upper, math.ceil(bound))
+        else:
+            lower = max(lower, math.floor(bound))
+    return int(lower), int(upper)
 
 
 def grid_extent(pld: Any) -> tuple[int, int, bool, int, float]:

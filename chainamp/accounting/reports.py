@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from ..amplification import amplify
 from ..errors import IncompatibleOperatorsError, InvalidParameterError
-from ..operators import Labels, MarkovOperator, as_operator
+from ..operators import MarkovOperator, as_operator, same_label_set
 from .product_reports import dense_product_plan, product_plan, product_reports_profile
 from ..privacy import PrivacyProfile, privacy_profile
 from .._numerics import check_int, check_progress, progress_bar, progress_scope
@@ -164,19 +164,12 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
 
 
 def _check_compatible(M: MarkovOperator, K: MarkovOperator) -> None:
-    """M's outputs must be K's inputs: compared as sizes first, then as lazy label sequences when either is
-    large (structured labels compare by their structure), as sets only when both are small."""
-    n_out, n_in = M.shape[1], K.shape[0]
-    same = n_out == n_in
-    if same:
-        if n_out <= _LABEL_SET_MAX:
-            same = set(M.outputs) == set(K.inputs)
-        elif isinstance(M.outputs, Labels) and isinstance(K.inputs, Labels):
-            same = M.outputs == K.inputs
-        else:
-            same = False
-    if not same:
-        raise IncompatibleOperatorsError(f"the outputs of M ({n_out} labels) must be the inputs of K ({n_in} labels)")
+    """M's outputs must be K's inputs, in any order, compared without listing lazy labels
+    (:func:`chainamp.operators.same_label_set`: sizes first, lazy label spaces by their description, other
+    label sets sized before they are built)."""
+    if not same_label_set(M.outputs, K.inputs, "the outputs of M and the inputs of K"):
+        raise IncompatibleOperatorsError(f"the outputs of M ({M.shape[1]} labels) must be the inputs of K "
+                                         f"({K.shape[0]} labels)")
 
 
 def _product_reports(plan, mechanism, T: int, memoized: bool, *, delta, progress=None):

@@ -22,7 +22,8 @@ import scipy.sparse as sp
 
 from .._numerics import fmt_number, round_up
 from ..errors import IncompatibleOperatorsError, InvalidMechanismError
-from ..operators import MarkovOperator, StructuredOperator, as_operator, multiply, operator_error, ProductError
+from ..operators import (MarkovOperator, StructuredOperator, as_operator, multiply, operator_error, ProductError,
+                         same_label_set)
 from ..privacy import DP, PrivacyProfile, dp_points_of, privacy_profile
 
 __all__ = ["compose_operators", "as_input_mechanism", "InputMechanism"]
@@ -222,7 +223,7 @@ def reachable_inputs(mech: InputMechanism, K: MarkovOperator, inputs) -> tuple:
         reach = mech.matrix.output_support()  # from the structure: no column sums of a dense M
     elif mech.kind == "finite":
         M = mech.matrix
-        if set(M.outputs) != set(K.inputs) or len(M.outputs) != len(K.inputs):
+        if not same_label_set(M.outputs, K.inputs, "the outputs of M and the inputs of K"):
             raise IncompatibleOperatorsError(
                 f"the outputs of M ({len(M.outputs)} labels) must be the inputs of K ({len(K.inputs)} labels)")
         mass = np.asarray(M.sparse.sum(axis=0)).ravel() if M.is_sparse else M.matrix.sum(axis=0)

@@ -383,22 +383,57 @@ def _graph_step(spec: dict, kind: str, ctx: _Ctx, fld: str) -> tuple[MarkovOpera
             raise ctx.error(fld, f"graph {name!r} needs {', '.join(GRAPHS[name])}")
         if any(a > _MAX_NODES for a in args):
             raise ctx.error(f"{fld}.n", f"must be <= {_MAX_NODES} (got {args[0]})")
-        G = getattr(nx, name)(*args)
         what = f"{name}{'(' + ', '.join(map(str, args)) + ')' if args else ''}"
+        integer = _boolean(spec.get("integer_labels", False), ctx, f"{fld}.integer_labels")
+        if name == "complete_graph" and args[0] >= 2:
+            return _complete_walk(args[0], lazy, what), _walk_text(what, args[0], lazy)
+        if args:  # path_graph, cycle_graph: n nodes, at most n edges (the named graphs are small)
+            _check_graph(float(args[0]), float(args[0]), f"{fld}: the networkx graph {what}")
+        G = getattr(nx, name)(*args)
     else:
         if "n" in spec:
             raise ctx.error(f"{fld}.n", "only for a named generator graph")
         directed = _boolean(spec.get("directed", False), ctx, f"{fld}.directed")
+        integer = _boolean(spec.get("integer_labels", False), ctx, f"{fld}.integer_labels")
         G = _read_edges(ctx.resolve(spec["edges"], f"{fld}.edges"), directed, weighted, ctx, f"{fld}.edges")
         what = f"edge list {spec['edges']}"
-    if _boolean(spec.get("integer_labels", False), ctx, f"{fld}.integer_labels"):
+    if integer:
         G = nx.convert_node_labels_to_integers(G, ordering="default")
     try:
         op = MarkovOperator.random_walk(G, laziness=lazy, weight="weight" if weighted else None)
     except (ChainampError, ValueError, TypeError) as exc:
         raise ctx.error(fld, exc) from None
-    return op, f"{'lazy ' if lazy > 0 else ''}random walk on {what} ({G.number_of_nodes()} nodes" \
-               + (f", laziness {fmt_number(lazy)})" if lazy > 0 else ")")
+    return op, _walk_text(what, G.number_of_nodes(), lazy)
+
+
+def _walk_text(what: str, n: int, lazy: float) -> str:
+    return f"{'lazy ' if lazy > 0 else ''}random walk on {what} ({n} nodes" \
+        + (f", laziness {fmt_number(lazy)})" if lazy > 0 else ")")
+
+
+def _complete_walk(n: int, lazy: float, what: str) -> MarkovOperator:
+    """The (lazy) random walk on the complete graph K_n as the symmetric channel it is: stay with probability
+    ``lazy``, else move to one of the other n - 1 nodes uniformly, ``d = lazy``, ``o = (1 - lazy) (1 / (n - 1))``
+    (the floats ``MarkovOperator.random_walk`` stores: the row-normalised adjacency scaled by ``1 - lazy``).
+    Two doubles instead of a networkx graph with n (n - 1) / 2 edges and a CSR matrix of n^2 entries (a
+    4000-node graph took 3.27 GB; 100,000 nodes would take about 10 TB); weights (all 1) and integer labels
+    (already 0..n-1) change nothing."""
+    from ..operators import SymmetricChannel
+
+    return SymmetricChannel(n, lazy, (1.0 - lazy) * (1.0 / (n - 1)))
+
+
+#: Bytes a networkx graph and its random walk take per node and per edge (the graph's dicts, the node list,
+#: the COO/CSR conversion and the walk's labels; measured: about 490 B per node and edge for a path, 270 B
+#: per edge for the conversion), rounded up.
+_GRAPH_NODE_BYTES = 1000.0
+_GRAPH_EDGE_BYTES = 600.0
+
+
+def _check_graph(nodes: float, edges: float, what: str) -> None:
+    """Before building a networkx graph and its random walk: ``nodes`` and ``edges`` (upper bounds) sized."""
+    check_memory(_GRAPH_NODE_BYTES * nodes + _GRAPH_EDGE_BYTES * edges,
+                 f"{what} ({nodes:.0f} nodes, up to {edges:.0f} edges) and its random walk")
 
 
 def _read_edges(path: Path, directed: bool, weighted: bool, ctx: _Ctx, fld: str):
@@ -407,6 +442,12 @@ def _read_edges(path: Path, directed: bool, weighted: bool, ctx: _Ctx, fld: str)
 
     if not path.is_file():
         raise ctx.error(fld, f"{path}: no such file")
+    try:  # sized before it is read: one line is one edge and at most two new nodes (streamed count)
+        with open(path, "rb") as fh:
+            n_lines = sum(1 for _ in fh)
+    except OSError as exc:
+        raise ctx.error(fld, f"{path}: cannot read ({exc})") from None
+    _check_graph(2.0 * n_lines, float(n_lines), f"{fld}: the networkx graph of {path.name}")
     G = nx.DiGraph() if directed else nx.Graph()
     try:
         with open(path, newline="", encoding="utf-8") as fh:

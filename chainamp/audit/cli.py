@@ -259,6 +259,11 @@ def _coefficients(args: argparse.Namespace) -> int:
     _check_epsilon_option(args.epsilon, "--epsilon")
     _check_report_path(args.report)
     K = load_operator(args.matrix, row_sum_atol=_check_row_sum_atol(args.row_sum_atol))
+    square = K.is_square and K.inputs == K.outputs
+    if square:  # the largest stage, sized before the others run (refused in a second, not after them)
+        from ..operators import check_chain_analysis
+
+        check_chain_analysis(K.shape, K.nnz if K.is_sparse else K.shape[0] ** 2, K.is_sparse)
     with Stages("coefficients", 4 + (args.epsilon is not None)) as bar:
         # rows accepted within --row-sum-atol stand for their normalised rows: certify that operator
         bar.update("Dobrushin")
@@ -271,7 +276,7 @@ def _coefficients(args: argparse.Namespace) -> int:
         bar.update("LDP epsilon")
         ldp = ca.ldp_guarantee(K, normalised=True)
         bar.update("chain analysis")
-        chain = ca.analyze_chain(K) if K.is_square and K.inputs == K.outputs else None
+        chain = ca.analyze_chain(K) if square else None
     _emit(_CoefficientSummary(args.matrix, K, res, ldp.epsilon, chain), args, title=f"coefficients of {args.matrix}")
     return EXIT_OK
 
@@ -291,8 +296,10 @@ def _amplify(args: argparse.Namespace) -> int:
     _check_report_path(args.report)
     atol = _check_row_sum_atol(args.row_sum_atol)
     ops = [load_operator(p, row_sum_atol=atol) for p in args.operator]
+    from ..operators import same_label_set
+
     for (before, K1), (after, K2) in zip(zip(args.operator, ops), zip(args.operator[1:], ops[1:])):
-        if set(K1.outputs) != set(K2.inputs) or len(K1.outputs) != len(K2.inputs):
+        if not same_label_set(K1.outputs, K2.inputs, f"{after}: its inputs and the outputs of {before}"):
             raise _UsageError(f"{after}: its {len(K2.inputs)} inputs {_labels(K2.inputs)} are not the "
                               f"{len(K1.outputs)} outputs {_labels(K1.outputs)} of {before}, the operator "
                               "applied before it")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import ROW_SUM_ATOL
+from .._numerics import ROW_SUM_ATOL, check_memory
 from ..errors import InvalidOperatorError, InvalidPipelineError
 from ..operators import MarkovOperator
 
@@ -123,6 +123,7 @@ def _read_array(path: Path) -> np.ndarray:
         raise InvalidOperatorError(f"{path}: no such file")
     if suffix != ".npy":
         return _read_csv(path)
+    _check_npy_size(path)
     try:
         arr = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
@@ -131,7 +132,36 @@ def _read_array(path: Path) -> np.ndarray:
         raise InvalidOperatorError(f"{path}: holds complex numbers ({arr.dtype}); a Markov matrix has real entries")
     if not np.issubdtype(arr.dtype, np.number):
         raise InvalidOperatorError(f"{path}: holds {arr.dtype} values, not real numbers")
-    return arr.astype(float)
+    return arr.astype(float, copy=False)
+
+
+#: Bytes per label of the operator built from a matrix file (its tuples, sets and index dictionaries).
+_LABEL_BYTES = 160.0
+
+
+def _check_matrix_size(path: Path, rows: float, cols: float, item_bytes: float, what: str) -> None:
+    """Before reading a matrix file: the array as read (``item_bytes`` an entry), its float64 copy, the
+    operator's own copy (8 bytes an entry each) and the labels of its rows and columns."""
+    check_memory((item_bytes + 16.0) * rows * cols + 2.0 * _LABEL_BYTES * (rows + cols),
+                 f"{path}: reading the {what} and building its operator",
+                 hint="use a smaller matrix (or a structured operator in Python)")
+
+
+def _check_npy_size(path: Path) -> None:
+    """The shape and dtype in an NPY header sized before the data is read (a file whose header cannot be
+    read is sized by its length: at least one byte an entry)."""
+    try:
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read(fh)
+        rows = float(shape[0]) if len(shape) >= 1 else 1.0
+        cols = float(math.prod(shape[1:])) if len(shape) >= 2 else 1.0
+        item, what = float(dtype.itemsize), f"{' x '.join(map(str, shape)) or 'scalar'} {dtype} matrix"
+    except (ValueError, OSError, EOFError, TypeError):  # np.load names the problem below, when it fits
+        size = float(path.stat().st_size)
+        rows, cols, item, what = size, 1.0, 1.0, f"{size:.0f}-byte NPY file"
+    _check_matrix_size(path, rows, cols, item, what)
 
 
 _CSV_HINT = "expected comma-separated numbers, one matrix row per line, # comments"
@@ -141,6 +171,22 @@ def _read_csv(path: Path) -> np.ndarray:
     """Comma-separated rows as people write them: a UTF-8 byte-order mark (Excel's "CSV UTF-8") is
     skipped, blank lines and ``#`` comments too; a tab-separated or ragged file, a cell that is not a
     number and a complex number each get a one-line message naming the line (and column)."""
+    try:  # sized before it is read: one pass counting lines and cells (every cell at least one byte)
+        with open(path, "rb") as fh:
+            lines = cells = widest = 0
+            for raw in fh:
+                lines += 1
+                width = raw.count(b",") + 1
+                cells += width
+                widest = max(widest, width)
+        size = float(path.stat().st_size)
+    except OSError as exc:
+        raise InvalidOperatorError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    # the text (up to 4 bytes a character), its lines (about 60 bytes each besides the text) and the cells as
+    # Python floats in lists (32 bytes each); then the array as for an NPY file (8 bytes an entry as read)
+    check_memory(5.0 * size + 60.0 * lines + 32.0 * cells, f"{path}: reading {lines} lines with {cells} cells",
+                 hint="save large matrices as .npy")
+    _check_matrix_size(path, float(lines), float(widest), 8.0, f"matrix of up to {lines} x {widest} entries")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:

@@ -427,8 +427,11 @@ def _exact_delta_lower(report: AmplificationReport, ops: list, epsilon: float) -
         return sp.csr_matrix(X) @ sp.csr_matrix(A) if sp.issparse(X) or sp.issparse(A) else X @ A
 
     n, m_out = mech.matrix.shape[0], ops[-1].shape[1] if ops else mech.matrix.shape[1]
-    rows = min(len(neighbor_pairs(mech.matrix.inputs, mech.neighbors)), max(1, (1 << 21) // max(m_out, 1)))
-    check_memory(2 * 8.0 * n * m_out + 6 * 8.0 * rows * m_out, f"the {n} x {m_out} output distributions of the "
+    # all pairs are counted, not listed, here; the index pairs built below take 48 bytes a pair at their peak
+    n_pairs = n * (n - 1) if mech.neighbors is None else len(neighbor_pairs(mech.matrix.inputs, mech.neighbors))
+    rows = min(n_pairs, max(1, (1 << 21) // max(m_out, 1)))
+    check_memory(2 * 8.0 * n * m_out + 6 * 8.0 * rows * m_out + 48.0 * n_pairs,
+                 f"the {n} x {m_out} output distributions of the "
                  "pipeline (to bound the exact delta from below)", hint="use fewer inputs or outputs")
     P = data(mech.matrix)
     struct = (P != 0).astype(float)

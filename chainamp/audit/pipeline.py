@@ -27,7 +27,7 @@ from .fields import _boolean, _Ctx, _integer, _label, _misplaced, _number, _TOP_
 from .catalogue import _mechanism, _step
 from .._numerics import fmt_number
 from ..errors import InvalidPipelineError
-from ..operators import MarkovOperator
+from ..operators import MarkovOperator, same_label_set
 
 __all__ = ["FORMAT", "Claim", "Pipeline", "read_toml", "parse_document"]
 
@@ -170,12 +170,14 @@ def parse_document(data: Any, source: str | Path | None = None) -> Pipeline:
         prev = ops[-1] if ops else (mech if isinstance(mech, MarkovOperator) else None)
         reads = None if prev is None else (prev.outputs, "the previous step" if ops else "the mechanism")
         op, desc, repeat = _step(spec, ctx, f"steps[{i}]", previous=reads)
-        if prev is not None and (len(prev.outputs) != len(op.inputs) or set(prev.outputs) != set(op.inputs)):
+        if prev is not None and not _same_labels(prev.outputs, prev.shape[1], op.inputs, op.shape[0],
+                                                 f"steps[{i}]: its inputs and the outputs before it"):
             what = "the previous step" if ops else "the mechanism"
-            raise ctx.error(f"steps[{i}]", f"its {len(op.inputs)} inputs {_preview(op.inputs)} are not the "
-                                           f"{len(prev.outputs)} outputs {_preview(prev.outputs)} of {what} "
+            raise ctx.error(f"steps[{i}]", f"its {op.shape[0]} inputs {_preview(op.inputs)} are not the "
+                                           f"{prev.shape[1]} outputs {_preview(prev.outputs)} of {what} "
                                            "(give matching labels with inputs = [...] / outputs = [...])")
-        if repeat > 1 and set(op.inputs) != set(op.outputs):
+        if repeat > 1 and not _same_labels(op.inputs, op.shape[0], op.outputs, op.shape[1],
+                                           f"steps[{i}]: its inputs and outputs"):
             raise ctx.error(f"steps[{i}].repeat", "a repeated step needs the same input and output labels")
         ops += [op] * repeat
         names += [desc] * repeat
@@ -234,6 +236,19 @@ def _reports(data: dict, ctx: _Ctx, last_repeat: int, last: int) -> tuple[tuple 
     return tuple(sorted(seen)), memoized
 
 
+def _same_labels(a, n_a: int, b, n_b: int, what: str) -> bool:
+    """The two steps' labels hold the same set, lazy labels never listed (:func:`chainamp.operators.same_label_set`)."""
+    return n_a == n_b and same_label_set(a, b, what)
+
+
+def _has_input(mech: MarkovOperator, label: Any) -> bool:
+    try:
+        mech.input_index(label)
+    except (KeyError, TypeError):
+        return False
+    return True
+
+
 def _preview(labels: tuple, k: int = 3) -> str:
     shown = ", ".join(repr(x) for x in labels[:k])
     return f"[{shown}{', ...' if len(labels) > k else ''}]"
@@ -247,14 +262,13 @@ def _neighbors(value: Any, mech: Any, ctx: _Ctx) -> tuple | None:
                                      "a black-box guarantee already fixes it")
     if not isinstance(value, list) or not value:
         raise ctx.error("neighbors", f'must be "all" or a non-empty array of [a, b] label pairs, got {value!r}')
-    labels = set(mech.inputs)
     pairs = []
     for i, pair in enumerate(value):
         if not isinstance(pair, list) or len(pair) != 2:
             raise ctx.error(f"neighbors[{i}]", f"must be a pair [a, b], got {pair!r}")
         a, b = _label(pair[0]), _label(pair[1])
         for lab in (a, b):
-            if lab not in labels:
+            if not _has_input(mech, lab):  # by index: a 2^30-input product's labels are never listed
                 raise ctx.error(f"neighbors[{i}]", f"{lab!r} is not an input label of the mechanism "
                                                    f"{_preview(mech.inputs)}")
         if a == b:

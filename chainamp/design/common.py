@@ -44,15 +44,36 @@ def check_prior(prior: Any, n: int) -> np.ndarray:
     return check_distribution(prior, "prior", size=n)
 
 
+#: Bytes a design holds per entry of its n x k tables, counted before any is built: the loss and cost
+#: matrices, the solver's K, its clipped and repaired copies (the repair forms a few), the certified
+#: operator's copy and the dual bound's two work arrays (8 bytes each), rounded up.
+TABLE_BYTES_PER_ENTRY = 96.0
+#: Bytes per label of the tuples, sets and index dictionaries a design builds from its labels.
+LABEL_BYTES = 160.0
+
+
+def check_tables(rows: int, cols: int, what: str) -> None:
+    """Refuse a design whose ``rows x cols`` dense tables (and labels) do not fit, before building any."""
+    check_memory(TABLE_BYTES_PER_ENTRY * float(rows) * float(cols) + LABEL_BYTES * (float(rows) + float(cols)),
+                 f"{what}: the dense {rows} x {cols} loss, cost and operator tables",
+                 hint="use fewer states or outputs")
+
+
 def check_loss(loss: Any, inputs: tuple, outputs: tuple) -> np.ndarray:
-    """An n_inputs x n_outputs finite non-negative matrix; None is the 0-1 loss ``[label x != label y]``."""
+    """An n_inputs x n_outputs finite non-negative matrix; None is the 0-1 loss ``[label x != label y]``
+    (built in numpy, one pass over the labels: never an n x k Python list)."""
     n, k = len(inputs), len(outputs)
     if loss is None:
-        if not set(inputs) & set(outputs):
+        row_of = {x: i for i, x in enumerate(inputs)}
+        hits = [(row_of[y], j) for j, y in enumerate(outputs) if y in row_of]
+        if not hits:
             raise InvalidParameterError(
                 f"outputs {preview_labels(outputs)} share no label with the inputs {preview_labels(inputs)}: the "
                 "default 0-1 loss would charge 1 for every output; pass loss= or outputs that include the inputs")
-        return np.array([[0.0 if x == y else 1.0 for y in outputs] for x in inputs])
+        ell = np.ones((n, k))
+        rows, cols = np.array(hits, dtype=np.int64).T
+        ell[rows, cols] = 0.0
+        return ell
     arr = check_float_array(loss, "loss")
     if arr.shape != (n, k):
         raise InvalidParameterError(f"loss must have shape (n_inputs, n_outputs) = {(n, k)} (got {arr.shape})")
@@ -68,6 +89,8 @@ def check_loss(loss: Any, inputs: tuple, outputs: tuple) -> np.ndarray:
 def check_labels(labels: Any, name: str) -> tuple:
     """A non-empty sequence of distinct hashable labels (an int n means ``range(n)``)."""
     if isinstance(labels, (int, np.integer)) and not isinstance(labels, bool):
+        check_memory(LABEL_BYTES * float(labels), f"{name}: the {int(labels)} labels 0..{int(labels) - 1}",
+                     hint="use fewer labels")
         labels = range(int(labels))
     if isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, range, np.ndarray)):
         raise TypeError(f"{name} must be a sequence of labels or an int, got {type(labels).__name__} {labels!r}")
@@ -82,6 +105,14 @@ def check_labels(labels: Any, name: str) -> tuple:
     if not distinct:
         raise InvalidParameterError(f"{name} has a repeated label (got {labs!r})")
     return labs
+
+
+def check_flags(verbose: Any, symmetry: Any) -> None:
+    """``verbose`` and ``symmetry`` of the designs: bools (numpy's too), TypeError otherwise (checked here, so a
+    design that needs no LP never imports cvxpy)."""
+    for name, value in (("verbose", verbose), ("symmetry", symmetry)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
 
 
 def check_tolerances(lp_feas_atol: Any, design_max_repair: Any) -> tuple[float, float]:

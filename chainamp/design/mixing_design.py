@@ -32,7 +32,8 @@ from ..errors import InvalidParameterError, SolverError
 from ..mixing import dobrushin, doeblin
 from ..operators import MarkovOperator
 from . import duals, symmetric
-from .common import check_labels, check_lp_size, check_tolerances, check_loss, check_prior, operator, repair, stochastic
+from .common import (check_flags, check_labels, check_lp_size, check_tables, check_tolerances, check_loss, check_prior,
+                     operator, repair, stochastic)
 from .result import DesignResult
 
 __all__ = ["optimal_mixing_operator"]
@@ -102,20 +103,22 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     g = check_probability(gamma, "gamma")
     coef = check_choice(coefficient, "coefficient", COEFFICIENTS)
     feas_atol, max_repair = check_tolerances(lp_feas_atol, design_max_repair)
-    labs = tuple(range(size)) if labels is None else check_labels(labels, "labels")
+    labs = range(size) if labels is None else check_labels(labels, "labels")  # a range: O(1) until the LP
     if len(labs) != size:
         raise InvalidParameterError(f"labels must have n = {size} entries (got {len(labs)})")
     pi = check_prior(prior, size)
     if loss is not None:
         loss = check_loss(loss, labs, labs)
-    from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: here, not when chainamp is imported
-
-    solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
     progress = check_progress(progress)
     check_int(max_lp_nonzeros, "max_lp_nonzeros", minimum=1)
-    if not isinstance(symmetry, (bool, np.bool_)):
-        raise TypeError(f"symmetry must be True or False, got {type(symmetry).__name__} {symmetry!r}")
+    check_flags(verbose, symmetry)
     problem = symmetric.mixing_problem(size, labs, loss, pi) if symmetry and g > 0.0 else None
+    if problem is None:
+        check_tables(size, size, "optimal_mixing_operator")  # before any n-sized label tuple or n x n table
+    if solver is not None or problem is None:
+        from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: only when an LP may be solved
+
+        solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
     if problem is not None:  # invariant under relabelling: closed form (design/symmetric.py)
         with progress_bar(2, "optimal_mixing_operator", unit="stage", progress=progress) as bar, \
                 progress_scope(progress):
@@ -128,6 +131,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         return DesignResult(K=sol["K"], objective=sol["objective"], dual_bound=sol["dual_bound"], report=None,
                             notes=sol["notes"], kind="mixing", coefficient=coef, gamma=g,
                             certified_gamma=sol["certified"], repair=sol["repair"])
+    labs = tuple(labs)
     ell = check_loss(loss, labs, labs)
     from .lp import mixing_lp
 
@@ -147,7 +151,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                          "(closed form, no LP)")
         else:
             check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator")
-            pairs = np.array([(i, j) for i in range(size) for j in range(i + 1, size)], dtype=int)
+            pairs = np.stack(np.triu_indices(size, 1), axis=1).astype(int)  # (0, 1), (0, 2), ..., row by row
             out = mixing_lp(C, g, coef, pairs, solver_name, loud)
             K0 = stochastic(out.K, feas_atol)
             if coef == "dobrushin":

@@ -32,7 +32,8 @@ from ..errors import InvalidOperatorError, InvalidParameterError, SolverError
 from ..operators import MarkovOperator
 from ..privacy import neighbor_pairs, privacy_profile
 from . import duals, symmetric
-from .common import check_labels, check_lp_size, check_tolerances, check_loss, check_prior, operator, repair, stochastic
+from .common import (check_flags, check_labels, check_lp_size, check_tables, check_tolerances, check_loss, check_prior,
+                     operator, repair, stochastic)
 from .result import DesignResult
 
 __all__ = ["optimal_post_processing"]
@@ -163,15 +164,19 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         outputs = check_labels(outputs, "outputs")
     if loss is not None:
         loss = check_loss(loss, Mop.inputs, Mop.inputs if outputs is None else outputs)
-    from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: here, not when chainamp is imported
-
-    solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
     progress = check_progress(progress)
     check_int(max_lp_nonzeros, "max_lp_nonzeros", minimum=1)
-    if not isinstance(symmetry, (bool, np.bool_)):
-        raise TypeError(f"symmetry must be True or False, got {type(symmetry).__name__} {symmetry!r}")
+    check_flags(verbose, symmetry)
     problem = symmetric.post_processing_problem(Mop, loss, pi, outputs, neighbors) if symmetry else None
-    if problem is not None and not (eps == 0.0 and d == 0.0):
+    if problem is not None and eps == 0.0 and d == 0.0:
+        problem = None  # the best constant operator (below) makes M K's rows exactly equal: eps' = 0 certified
+    if problem is None:
+        check_tables(max(Mop.shape), len(Mop.inputs if outputs is None else outputs), "optimal_post_processing")
+    if solver is not None or problem is None:
+        from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: only when an LP may be solved
+
+        solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
+    if problem is not None:
         # invariant under relabelling: one parameter, closed form (design/symmetric.py); two stages, shown past
         # two seconds: the closed form, then its certificate
         with progress_bar(2, "optimal_post_processing", unit="stage", progress=progress) as bar, \

@@ -21,7 +21,7 @@ import numpy as np
 from .._numerics import gammaln, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_memory
 from ..errors import IncompatibleOperatorsError
 from ._kron_families import AllTuples, Explicit, FixedWeight, OneHot, type_key
-from ._kron_kernels import _compositions, combine_groups, group_log_pmfs, n_compositions
+from ._kron_kernels import _compositions, combine_groups, group_log_pmfs, likelihood_classes, n_compositions
 from .structured import PairOrbit
 
 __all__: list[str] = []
@@ -29,6 +29,11 @@ __all__: list[str] = []
 _U = UNIT_ROUNDOFF
 #: beyond this many pair types of the product space, only the types where every coordinate differs are listed
 MAX_ALL_TYPES = 64
+#: bytes per outcome of the pair orbits, kept for the operator's lifetime (p and q), and what the scans build
+#: from them (each orbit as a 2-row operator: a stacked copy and an outcome label with its index entry)
+ORBIT_OUTCOME_BYTES = 256.0
+#: bytes per outcome of the largest orbit while it is computed (log-masses, errors, masks and exponentials)
+ORBIT_WORK_BYTES = 128.0
 #: largest number of output count vectors summed by the closed-form minorant of fixed-weight inputs
 _MAX_MINORANT_TERMS = 1 << 22
 
@@ -57,6 +62,7 @@ class KroneckerQueries:
             # d - 1 times, which is charged too whenever a dense matrix can exist (so dense and structured
             # answers on the same operator are comparable); beyond 2^40 entries only the exact product exists
             rounded = self._rounded_products()
+            self._check_orbit_memory(keys)
             for key in keys:
                 i, j, count = types[key]
                 orbits.append(self._orbit_for(key, i, j, count, cache, rounded))
@@ -115,6 +121,29 @@ class KroneckerQueries:
             extra[key] = self._orbit_for(key, i, j, self._family.count_of(key, self._mirror), {},
                                          self._rounded_products())
         return ("type", key), extra[key]
+
+    def _check_orbit_memory(self, keys: list) -> None:
+        """Before the orbits are computed: their compressed pairs (a group of c coordinates with k likelihood
+        classes has C(c + k - 1, k - 1) count vectors; a pair the product over its groups), sized with
+        :data:`ORBIT_OUTCOME_BYTES` an outcome. A Kronecker power of a 2 x 2 factor with 1000 coordinates has
+        1001 pair types and 1.7e8 outcomes in all: refused in milliseconds instead of 28 s into a MemoryError."""
+        classes: dict = {}
+        total, largest = 0.0, 0.0
+        for key in keys:
+            size = 1.0
+            for (f, a, b), c in key:
+                if (f, a, b) not in classes:
+                    M = self._mats[f]
+                    classes[(f, a, b)] = likelihood_classes(M[a], M[b])[0].size
+                k = classes[(f, a, b)]
+                if k > 1 and c > 0:
+                    size *= float(math.comb(c + k - 1, k - 1))
+            total += size
+            largest = max(largest, size)
+        check_memory(ORBIT_OUTCOME_BYTES * total + ORBIT_WORK_BYTES * largest,
+                     f"the {len(keys)} pair orbits of a Kronecker product of {self.n_coordinates} coordinates "
+                     f"({total:.3g} outcomes of compressed pairs in all)",
+                     hint="use fewer coordinates, or factors whose rows are mirror images (one orbit per type)")
 
     @property
     def orbits_are_exact(self) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._numerics import STATIONARY_RESIDUAL_ATOL, check_choice, check_positive
+from ._guards import check_chain_analysis
 from .chain import _check_square, _class_periods, _labels, _structure
 from .markov import MarkovOperator
 from .spectral import _gap_and_method
@@ -99,6 +100,7 @@ def analyze_chain(K: MarkovOperator, *, spectral: bool = True, method: str = "au
         raise TypeError(f"spectral must be a bool, got {type(spectral).__name__} {spectral!r}")
     method = check_choice(method, "method", ("auto", "gth", "power", "direct"))
     atol = check_positive(stationary_residual_atol, "stationary_residual_atol")
+    check_chain_analysis(K.shape, K.nnz if K.is_sparse else K.shape[0] ** 2, K.is_sparse)
     st = _structure(K)
     per = _class_periods(st)
     classes = tuple(_labels(K, m) for m in st.members)

@@ -12,9 +12,34 @@ import sys
 
 import numpy as np
 
+from .._numerics import check_memory
 from ..errors import InvalidMechanismError
+from ..operators import Labels
 
 __all__ = ["neighbor_pairs"]
+
+
+#: Bytes per label of the tuple and index dictionary built from a sequence of labels, and per ordered pair
+#: of all pairs (the meshgrid's two int64 grids, the mask, the selected indices and the stacked result).
+_LABEL_BYTES = 160.0
+_PAIR_BYTES = 48.0
+
+
+class _LazyIndex:
+    """``label in index`` and ``index[label]`` over lazy :class:`~chainamp.operators.Labels` by lookup."""
+
+    def __init__(self, labels: Labels):
+        self.labels = labels
+
+    def __contains__(self, label: Hashable) -> bool:
+        try:
+            self.labels.index(label)
+        except (KeyError, TypeError, ValueError):
+            return False
+        return True
+
+    def __getitem__(self, label: Hashable) -> int:
+        return self.labels.index(label)
 
 
 def neighbor_pairs(labels: Iterable[Hashable], neighbors: Any = None) -> np.ndarray:
@@ -28,8 +53,17 @@ def neighbor_pairs(labels: Iterable[Hashable], neighbors: Any = None) -> np.ndar
     >>> neighbor_pairs(["a", "b", "c"], [("a", "b")]).tolist()
     [[0, 1], [1, 0]]
     """
-    labs = tuple(labels)
-    index = {lab: i for i, lab in enumerate(labs)}
+    if isinstance(labels, Labels) and neighbors is not None and not (
+            sys.modules.get("networkx") is not None and isinstance(neighbors, sys.modules["networkx"].Graph)):
+        # lazy labels (range(k), the tuples of a 2^30-input product): looked up, never listed
+        index: Any = _LazyIndex(labels)
+    else:
+        n_labels = float(len(labels)) if hasattr(labels, "__len__") else 0.0
+        check_memory(_LABEL_BYTES * n_labels + (_PAIR_BYTES * n_labels * n_labels if neighbors is None else 0.0),
+                     f"the {n_labels:.0f} input labels" + (" and all their ordered pairs" if neighbors is None else ""),
+                     hint="pass the neighbouring pairs (neighbors=[...])" if neighbors is None else "")
+        labs = tuple(labels)
+        index = {lab: i for i, lab in enumerate(labs)}
     if neighbors is None:
         n = len(labs)
         ii, jj = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")

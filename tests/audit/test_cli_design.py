@@ -128,24 +128,30 @@ def test_design_help_lists_both_forms(capsys):
 
 def test_design_too_large_names_the_cli_option(files, capsys):
     """Issue 18: the refusal advised max_lp_nonzeros= and neighbour / output-set options the CLI does not have."""
-    argv = ["design", str(files / "M.csv"), "--epsilon", "1", "--max-lp-nonzeros", "10"]
+    # a non-uniform prior: k-RR M with a uniform one takes the symmetric closed form, which needs no LP
+    argv = ["design", str(files / "M.csv"), "--epsilon", "1", "--prior", str(files / "prior.csv"), "--max-lp-nonzeros",
+            "10"]
     assert main(argv) == EXIT_INVALID
     err = capsys.readouterr().err
     assert "above --max-lp-nonzeros 10" in err and "pass a larger --max-lp-nonzeros N to go past it" in err
     assert "max_lp_nonzeros=" not in err and "neighbours" not in err and len(err.strip().splitlines()) == 1
-    assert main(["design", str(files / "M.csv"), "--epsilon", "1", "--max-lp-nonzeros", "1e7"]) == EXIT_OK
+    assert main(["design", str(files / "M.csv"), "--epsilon", "1", "--prior", str(files / "prior.csv"),
+                 "--max-lp-nonzeros", "1e7"]) == EXIT_OK
     capsys.readouterr()
     with pytest.raises(SystemExit):
         main(["design", str(files / "M.csv"), "--epsilon", "1", "--max-lp-nonzeros", "0"])
     assert "--max-lp-nonzeros: must be a positive integer (got '0')" in capsys.readouterr().err
 
 
-def test_design_prints_rounding_residues_of_K_as_zero(capsys):
-    """Issue 18: K entries such as 9.4e-16 were printed as data; now "≈ 0" with a key (K itself unchanged)."""
-    assert main(["design", "--states", "3", "--gamma", "0.3", "--coefficient", "doeblin"]) == EXIT_OK
+def test_design_prints_rounding_residues_of_K_as_zero(capsys, tmp_path):
+    """Issue 18: K entries such as 9.4e-16 were printed as data; now "≈ 0" with a key (K itself unchanged).
+    A non-uniform prior sends the design through the LP (a uniform one takes the exact symmetric closed form)."""
+    np.savetxt(tmp_path / "prior3.csv", [[0.4, 0.35, 0.25]], delimiter=",")
+    prior = ["--prior", str(tmp_path / "prior3.csv")]
+    assert main(["design", "--states", "3", "--gamma", "0.3", "--coefficient", "doeblin", *prior]) == EXIT_OK
     out = capsys.readouterr().out
     table = out.split("K (rows: what K reads, columns: what it publishes):")[1]
     assert "e-16" not in table and "\u2248 0" in table and "\u2248 0: an entry below 1e-12" in table
-    assert main(["design", "--states", "3", "--gamma", "0.3", "--coefficient", "doeblin", "--json"]) == EXIT_OK
+    assert main(["design", "--states", "3", "--gamma", "0.3", "--coefficient", "doeblin", "--json", *prior]) == EXIT_OK
     K = np.array(json.loads(capsys.readouterr().out)["K"]["matrix"])  # --json keeps every entry as computed
     assert 0.0 < K[0, 1] < 1e-12
