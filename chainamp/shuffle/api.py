@@ -52,6 +52,7 @@ class Randomizer:
     blanket_gamma: float | None = None
     blanket_omega: np.ndarray | None = None
     dp: DP | None = None
+    error: Any = None  # the ProductError of a product chainamp formed (a list of steps), None when exact
 
 
 @dataclass(frozen=True)
@@ -166,9 +167,9 @@ def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
         desc = (f"{k}-ary randomized response (eps0 = {fmt_number(eps0)})" if k > 2 else
                 f"binary randomized response (eps0 = {fmt_number(eps0)})")
         return Randomizer("rr", desc, op, ldp.epsilon, k=k, epsilon0=eps0, blanket_gamma=gamma,
-                          blanket_omega=doe.witness)
+                          blanket_omega=doe.witness, error=None if err.is_exact else err)
     return Randomizer("finite", desc or op.description if hasattr(op, "description") else desc, op, ldp.epsilon,
-                      blanket_gamma=gamma, blanket_omega=doe.witness)
+                      blanket_gamma=gamma, blanket_omega=doe.witness, error=None if err.is_exact else err)
 
 
 def _log_up(x: Fraction) -> float:
@@ -179,7 +180,7 @@ def _log_up(x: Fraction) -> float:
 
 # ------------------------------------------------------------------ methods
 def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progress: bool | None = None,
-           executor: Any = None) -> ShuffleBound | None:
+           executor: Any = None, **_: Any) -> ShuffleBound | None:
     """Randomized response: :func:`~chainamp.shuffle.binary_rr_shuffle` (k = 2, the exact worst case) or
     :func:`~chainamp.shuffle.krr_shuffle` (k >= 3, a sound bound with a concrete dataset below it)."""
     if rz.kind != "rr":
@@ -227,19 +228,126 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
     return ShuffleBound(prof, low, res.lower_dataset, res.exact_all, tuple(notes))
 
 
-def _missing(name: str) -> Callable[..., ShuffleBound | None]:
-    def method(rz: Randomizer, users: int, **_: Any) -> ShuffleBound | None:
-        raise ShuffleMethodError(f"method {name!r} is not available in this build of chainamp.shuffle (it is "
-                                 f"written in shuffle/{name}.py); the randomizer is {rz.description}")
-    method.__name__ = f"_{name}_missing"
-    return method
+def _matrix(rz: Randomizer) -> Any:
+    """The randomizer as the blanket, variation and clone computations read it: the structured k-RR as is,
+    any other finite channel as its dense matrix (size-checked by ``densify``)."""
+    op = rz.operator
+    if isinstance(op, SymmetricChannel):
+        return op
+    return np.asarray(op.densify().matrix if isinstance(op, StructuredOperator) else
+                      (op.matrix.toarray() if hasattr(op.matrix, "toarray") else op.matrix), dtype=float)
 
 
-#: name -> method(randomizer, users, target=, progress=, executor=): a ShuffleBound, or None when it does not apply
+def _widened(fn: Callable[[np.ndarray], np.ndarray], rz: Randomizer, users: int) -> Callable[[np.ndarray], np.ndarray]:
+    """A delta curve computed from a product's stored entries, widened to the exact product's.
+
+    If each user's true report distribution is within total variation ``tau`` of the stored one (``tau =
+    rel + absolute * m`` per row, the product's error model), the n reports' histograms are within ``n tau``
+    (a coupling of the n independent draws), and ``H_c(P || Q) <= H_c(P' || Q') + TV(P, P') + c TV(Q, Q')``,
+    so adding ``(1 + e^eps) n tau`` (rounded up) keeps the curve certified."""
+    err = rz.error
+    if err is None:
+        return fn
+    m = rz.operator.shape[1]
+    tau = (err.rel + err.absolute * m) * (1.0 + 4e-16) if err.support_exact else math.inf
+
+    def widened(eps: np.ndarray) -> np.ndarray:
+        e = np.asarray(eps, dtype=float)
+        with np.errstate(over="ignore"):
+            extra = (1.0 + np.exp(e)) * (users * tau) * (1.0 + 1e-15)
+        return np.minimum(np.asarray(fn(e), dtype=float) + extra, 1.0)
+    return widened
+
+
+def _curve_bound(fn: Callable[[np.ndarray], np.ndarray], pair: Callable[[], DominatingPair], rz: Randomizer,
+                 users: int, pure: float, *, name: str, source: str, notes: tuple = ()) -> ShuffleBound:
+    """A method's certified delta curve as a profile whose ``dominating_pair()`` is ``pair()`` (built on first
+    use: the pessimistic pair through grid points of the curve, for ``compose``). ``pure``: the randomizer's
+    local epsilon, rounded up; the shuffled reports are a post-processing of the reports, so (pure, 0)-DP too
+    (the curve is 0 from there on)."""
+    curve = _widened(fn, rz, users)
+
+    def evaluate(e: Any) -> np.ndarray:
+        e = np.asarray(e, dtype=float)
+        out = np.asarray(curve(np.atleast_1d(e)), dtype=float).reshape(e.shape)
+        return np.where(e >= pure, 0.0, out)
+    prof = PrivacyProfile(evaluate, name=name, source=source, exact=False, pure_epsilon=pure,
+                          pair=None if rz.error is not None else pair)  # a product's widened curve: connect the dots
+    return ShuffleBound(prof, None, "", False, notes)
+
+
+def _pure(eps: float) -> float:
+    """A local epsilon one float up (the pure level of the shuffled reports; inf stays inf)."""
+    return math.nextafter(eps, math.inf) if math.isfinite(eps) else math.inf
+
+
+def _label_pairs(rz: Randomizer, neighbors: Any) -> list | None:
+    """``neighbors`` (pairs of input labels, validated by :func:`read_randomizer`) as pairs of row indices."""
+    if neighbors is None or isinstance(rz.operator, SymmetricChannel):  # every pair of k-RR is equivalent
+        return None
+    index = {x: i for i, x in enumerate(rz.operator.inputs)}
+    pairs = list(neighbors.edges()) if hasattr(neighbors, "edges") else list(neighbors)
+    return [(index[a], index[b]) for a, b in pairs]
+
+
+def _blanket(rz: Randomizer, users: int, *, neighbors: Any = None, progress: bool | None = None,
+             **_: Any) -> ShuffleBound | None:
+    """The exact expectation behind the privacy blanket (:mod:`.blanket`), for any finite randomizer."""
+    from .blanket import _evaluate, _setup, blanket_dominating_pair
+
+    if rz.kind == "dp":
+        return None
+    R, idx = _matrix(rz), _label_pairs(rz, neighbors)
+    setup = _setup(R, users, idx, 2_000_000, 20_000)
+    return _curve_bound(lambda e: _evaluate(setup, np.atleast_1d(e), progress),
+                        lambda: blanket_dominating_pair(R, users, neighbors=idx), rz, users, _pure(rz.local_epsilon),
+                        name=f"shuffled reports, n={users} (privacy blanket)",
+                        source="exact expectation of the privacy blanket pair (Balle, Bell, Gascon, Nissim 2019)")
+
+
+def _generic(rz: Randomizer, users: int, **_: Any) -> ShuffleBound | None:
+    """The clone pair of Feldman, McMillan and Talwar 2021 from the local epsilon alone (:mod:`.generic`); for a
+    finite randomizer with the larger clone probability it certifies (:func:`~chainamp.shuffle.clone_probability`)."""
+    from .generic import clone_probability, generic_delta, generic_dominating_pair
+
+    if rz.kind == "dp":
+        if rz.dp.delta > 0.0 or not 0.0 < rz.dp.epsilon < math.inf:
+            return None
+        e0, s = rz.dp.epsilon, None
+    else:
+        e0 = rz.local_epsilon
+        if not 0.0 < e0 < math.inf:
+            return None
+        s = clone_probability(_matrix(rz))
+        s = None if s <= math.exp(-e0) else min(s, 2.0 / (math.exp(e0) + 1.0))
+    note = (() if s is None else (f"clone probability {fmt_number(s)} certified for this randomizer (larger than "
+                                  f"e^-eps0 = {fmt_number(math.exp(-e0))})",))
+    return _curve_bound(lambda e: generic_delta(e0, users, np.atleast_1d(e), clone_probability=s),
+                        lambda: generic_dominating_pair(e0, users, clone_probability=s), rz, users, _pure(e0),
+                        name=f"shuffled reports, n={users} (clones)", notes=note,
+                        source="the clone pair of Feldman, McMillan and Talwar 2021, summed exactly")
+
+
+def _variation(rz: Randomizer, users: int, *, neighbors: Any = None, **_: Any) -> ShuffleBound | None:
+    """The variation-ratio bound of Wang et al. 2024, made sound (:mod:`.variation`), over all pairs of values."""
+    from .variation import variation_ratio_delta, variation_ratio_dominating_pair, variation_ratio_parameters
+
+    if rz.kind == "dp" or neighbors is not None or not math.isfinite(rz.local_epsilon):
+        return None
+    params = variation_ratio_parameters(_matrix(rz))
+    return _curve_bound(lambda e: variation_ratio_delta(params, users, np.atleast_1d(e)),
+                        lambda: variation_ratio_dominating_pair(params, users), rz, users, _pure(rz.local_epsilon),
+                        name=f"shuffled reports, n={users} (variation ratio)",
+                        source="the variation-ratio bound of Wang et al. 2024, made sound")
+
+
+#: name -> method(randomizer, users, target=, progress=, executor=, neighbors=): a ShuffleBound, or None when it does
+#: not apply; "auto" tries them all and keeps the smallest certified epsilon at the report's delta
 METHODS: dict[str, Callable[..., ShuffleBound | None]] = {
     "exact": _exact,
-    "blanket": _missing("blanket"),
-    "generic": _missing("generic"),
+    "blanket": _blanket,
+    "variation": _variation,
+    "generic": _generic,
 }
 
 
@@ -306,7 +414,7 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     missing = []
     for name in names:
         try:
-            res = METHODS[name](rz, n, target=target, progress=progress, executor=executor)
+            res = METHODS[name](rz, n, target=target, progress=progress, executor=executor, neighbors=neighbors)
         except ShuffleMethodError as exc:
             if method != "auto":
                 raise
@@ -325,6 +433,10 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
         raise ShuffleMethodError(f"no available method applies to {rz.description}: " + "; ".join(missing))
     best = min(results, key=lambda k: table[k])
     res = results[best]
+    if res.lower is None:  # another method's concrete datasets still bound the truth from below
+        other = next((r for r in results.values() if r.lower is not None), None)
+        if other is not None:
+            res = ShuffleBound(res.profile, other.lower, other.lower_dataset, res.exact, res.notes)
     return ShuffleReport(randomizer=rz.description, users=n, method=best, delta=target, epsilon=table[best],
                          profile=res.profile, lower=res.lower, lower_dataset=res.lower_dataset,
                          local_epsilon=rz.local_epsilon, blanket_gamma=rz.blanket_gamma,
