@@ -63,10 +63,11 @@ def _check_clone(s: Any, eps0: float) -> float:
         return math.exp(-eps0) * (1.0 - 4 * _U)
     v = check_real(s, "clone_probability")
     top = 2.0 / (math.exp(eps0) + 1.0)
-    if not (0.0 <= v <= top * (1.0 + 4 * _U)):
+    if not (0.0 <= v <= top * (1.0 + 1e-9)):  # 1e-9: eps0 and s each rounded by their producers
         raise InvalidParameterError(
             f"clone_probability must be in [0, 2 / (e^eps0 + 1) = {top:.6g}] (got {v!r})")
-    return min(v, 1.0)
+    # a smaller clone probability is always valid (R(x) >= s (...) implies it for any s' <= s)
+    return min(v, top * (1.0 - 8 * _U), 1.0)
 
 
 def generic_delta(eps0: float, users: int, epsilons: Any, *, clone_probability: float | None = None) -> np.ndarray:
@@ -110,7 +111,9 @@ def generic_delta(eps0: float, users: int, epsilons: Any, *, clone_probability: 
 def generic_epsilon(eps0: float, users: int, delta: float, *, clone_probability: float | None = None,
                     rtol: float = 1e-6) -> float:
     """Certified eps of :func:`generic_delta` at ``delta``: the upper end of a search bracket whose
-    width is at most ``rtol`` relative (``generic_delta(eps) <= delta`` holds at the returned eps).
+    width is at most ``rtol`` relative (``generic_delta(eps) <= delta`` holds at the returned eps); at most
+    eps0 rounded up (the shuffled reports of eps0-LDP reports are (eps0, 0)-DP), even where the rounded
+    ``generic_delta`` has not reached delta.
 
     Examples
     --------
@@ -127,8 +130,10 @@ def generic_epsilon(eps0: float, users: int, delta: float, *, clone_probability:
     w = _first_weight(e0)
     tail = 1e-4 * d  # the window's left-out mass (added back) stays far below delta
     win = clone_window(n - 1, s, tail)
-    return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, 1.0, np.array([x]), window=win)[0]), d,
-                        math.nextafter(e0, math.inf), rtol=rtol)
+    top = math.nextafter(e0, math.inf)
+    eps = invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, 1.0, np.array([x]), window=win)[0]), d, top,
+                       rtol=rtol)
+    return min(eps, top)  # the shuffled reports are a post-processing of eps0-LDP reports: (eps0, 0)-DP
 
 
 def generic_dominating_pair(eps0: float, users: int, *, epsilons: Any = None,

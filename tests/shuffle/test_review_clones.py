@@ -111,3 +111,31 @@ def test_epsilon_inversion_meets_delta():
             assert generic_delta(eps0, n, [e])[0] <= delta
             if e > 0:
                 assert generic_delta(eps0, n, [e * (1 - 1e-4)])[0] > delta * (1 - 1e-3) or e < 1e-9
+
+
+@pytest.mark.parametrize("eps0,users", [(10.0, 1), (10.0, 2), (8.0, 3)], ids=["n1", "n2", "n3"])
+def test_epsilon_is_at_most_eps0(eps0, users):
+    """Found in review: generic_epsilon(10, 2, 1e-12) was inf (the rounded delta at eps0 is 3e-11, not 0)
+    although eps0-LDP reports give (eps0, 0)-DP shuffled reports."""
+    e = generic_epsilon(eps0, users, 1e-12)
+    assert eps0 <= e <= eps0 * (1 + 1e-12)
+
+
+def test_variation_epsilon_is_at_most_log_p():
+    from chainamp.shuffle import variation_ratio_epsilon
+    S = SymmetricChannel.from_epsilon(3, 10.0)
+    e = variation_ratio_epsilon(S, 5, 1e-12)
+    assert 10.0 <= e <= 10.0 * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("k,eps0", [(2, 2.0), (5, 4.0), (3, 10.0)], ids=["rr", "5rr", "3rr-eps10"])
+def test_clone_probability_of_krr_accepted_with_its_ldp_level(k, eps0):
+    """Found in review: clone_probability(SymmetricChannel.from_epsilon(2, 2.0)) with eps0 from
+    chainamp.ldp_guarantee (rounded up by 1.8e-15) was refused: 0.2384058440442349 > 0.23840584404423476."""
+    from chainamp import ldp_guarantee
+    S = SymmetricChannel.from_epsilon(k, eps0)
+    e0 = ldp_guarantee(S).epsilon
+    s = clone_probability(S)
+    d = generic_delta(e0, 1000, [0.1], clone_probability=s)[0]
+    assert d == pytest.approx(generic_delta(eps0, 1000, [0.1], clone_probability=2 / (math.exp(eps0) + 1))[0],
+                              rel=1e-6)
