@@ -71,10 +71,12 @@ def test_brute_force_random_with_tiny_budget(seed):
         assert all(g >= x for g, x in zip(got, exact)), (budget, got, exact)
 
 
-@pytest.mark.parametrize("k,n", [(2, 6), (3, 5), (4, 4)], ids=["k2", "k3", "k4"])
-def test_symmetric_channel_closed_form_brute_force(k, n):
+@pytest.mark.parametrize("k,n,ratio", [(2, 6, (7, 3)), (3, 5, (7, 3)), (4, 4, (7, 3)), (3, 5, (2, 5)), (2, 6, (1, 4))],
+                         ids=["k2", "k3", "k4", "anti-k3", "anti-k2"])
+def test_symmetric_channel_closed_form_brute_force(k, n, ratio):
+    """Diagonal / off-diagonal = ratio; below 1 an anti-randomized response (still a SymmetricChannel)."""
     from fractions import Fraction
-    e0 = Fraction(7, 3)
+    e0 = Fraction(*ratio)
     R = [[(e0 if x == y else 1) / (e0 + k - 1) for y in range(k)] for x in range(k)]
     epss = [0.0, 1e-12, 0.05, 0.3, 0.8]
     exact = worst_deltas(R, n, epss, pairs=[(0, 1)])
@@ -92,7 +94,7 @@ def test_blanket_brute_force_sweep_slow(seed):
     R = random_R(rng, k, m, ("uniform", "zeros", "peaked", "wide")[seed % 4])
     epss = [0.0, 1e-12, 1e-4, 0.05, 0.3, 1.0, 3.0]
     exact = worst_deltas(R, n, epss)
-    for budget in (30, 2_000_000):
+    for budget in (100, 2_000_000):
         got = blanket_delta(_floats(R), n, epss, max_histograms=budget, progress=False)
         assert all(g >= x for g, x in zip(got, exact)), (budget, got, exact)
 
