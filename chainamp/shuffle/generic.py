@@ -62,7 +62,7 @@ def _check_clone(s: Any, eps0: float) -> float:
     if s is None:
         return math.exp(-eps0) * (1.0 - 4 * _U)
     v = check_real(s, "clone_probability")
-    top = 2.0 / (math.exp(eps0) + 1.0)
+    top = 2.0 * math.exp(-eps0) / (1.0 + math.exp(-eps0))  # 2 / (e^eps0 + 1), no overflow at large eps0
     if not (0.0 <= v <= top * (1.0 + 1e-9)):  # 1e-9: eps0 and s each rounded by their producers
         raise InvalidParameterError(
             f"clone_probability must be in [0, 2 / (e^eps0 + 1) = {top:.6g}] (got {v!r})")

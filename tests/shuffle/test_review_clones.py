@@ -139,3 +139,8 @@ def test_clone_probability_of_krr_accepted_with_its_ldp_level(k, eps0):
     d = generic_delta(e0, 1000, [0.1], clone_probability=s)[0]
     assert d == pytest.approx(generic_delta(eps0, 1000, [0.1], clone_probability=2 / (math.exp(eps0) + 1))[0],
                               rel=1e-6)
+
+
+def test_large_eps0_with_a_clone_probability_does_not_overflow():
+    """Found in review: generic_delta(800, 10, [0.1], clone_probability=0.0) raised OverflowError."""
+    assert generic_delta(800.0, 10, [0.1], clone_probability=0.0)[0] == pytest.approx(1.0)
