@@ -99,6 +99,7 @@ def test_blanket_brute_force_sweep_slow(seed):
         assert all(g >= x for g, x in zip(got, exact)), (budget, got, exact)
 
 
+@pytest.mark.slow
 def test_epsilon_inversion_meets_delta():
     for k, n, eps0, delta in [(2, 1000, 2.0, 1e-6), (5, 10**5, 4.0, 1e-9), (100, 10**7, 1.0, 1e-12)]:
         S = SymmetricChannel.from_epsilon(k, eps0)

@@ -122,7 +122,7 @@ def _clone_pair_mp(N: int, s: float, w: float, eps: float) -> mpmath.mpf:
     return tot
 
 
-@pytest.mark.parametrize("N,eps0,eps", [(80, 2.0, 0.3), (80, 0.2, 0.01), (60, 6.0, 1.5), (80, 2.0, 0.0)],
+@pytest.mark.parametrize("N,eps0,eps", [(60, 2.0, 0.3), (60, 0.2, 0.01), (40, 6.0, 1.5), (60, 2.0, 0.0)],
                          ids=["mid", "small-eps0", "large-eps0", "eps0"])
 def test_clone_pair_against_mpmath(N, eps0, eps):
     w = 1 / (1 + math.exp(-eps0))
@@ -133,6 +133,7 @@ def test_clone_pair_against_mpmath(N, eps0, eps):
         assert got <= exact * (1 + 1e-4) + 1e-13
 
 
+@pytest.mark.slow
 def test_generic_tiny_and_huge_eps0_at_1e8():
     for eps0 in (0.01, 10.0):
         d = generic_delta(eps0, 10**8, sorted([0.0, 1e-6, 1e-3, 0.1, eps0 * 0.5, eps0 * 1.01]))
