@@ -20,8 +20,9 @@ Two evaluations of ``D_b``: pairs with at most three classes (binary and k-ary r
 :class:`~chainamp.operators.SymmetricChannel` at any k without densifying, any R with three outputs)
 in closed form per (blanket size, count of the two differing classes) (:func:`_three_classes_Db`);
 other pairs by enumerating every histogram of their classes (small n and few classes; beyond
-``max_histograms`` histograms the larger sizes share the value of the last enumerated size, an upper
-bound that can be loose).
+``max_histograms`` histograms the larger sizes share the value of the last enumerated size, and when
+even the first size of B's window is over budget every size takes the value of the largest affordable
+size below it: upper bounds that can be loose).
 
 Rounding: the closed form trusts scipy's binomial pmf and survival function to a relative
 ``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta; every enumerated log-multinomial term
@@ -40,7 +41,7 @@ import numpy as np
 
 from .._numerics import (SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_delta, check_int, check_memory, progress_bar,
                          round_up)
-from ..errors import InvalidMechanismError, InvalidParameterError
+from ..errors import InvalidMechanismError, InvalidParameterError, ResourceLimitError
 from ..mixing import doeblin, ldp_guarantee
 from ..operators import MarkovOperator, SymmetricChannel
 from ._clones import invert_delta
@@ -73,22 +74,31 @@ def _classes(r0: np.ndarray, r1: np.ndarray, om: np.ndarray) -> tuple[np.ndarray
             np.array([om[g].sum() for g in groups]))
 
 
+def _histogram_count(total: int, parts: int) -> int:
+    """The number of histograms of ``total`` draws over ``parts`` classes."""
+    return math.comb(total + parts - 1, parts - 1)
+
+
 def _compositions(total: int, parts: int) -> np.ndarray:
-    rows = [np.array(c) - np.arange(parts - 1) - 1 for c in itertools.combinations(range(total + parts - 1), parts - 1)]
+    """Every histogram of ``total`` draws over ``parts`` classes (stars and bars; no Python lists)."""
     if parts == 1:
         return np.array([[total]])
-    cuts = np.array([np.array(c) for c in itertools.combinations(range(total + parts - 1), parts - 1)])
-    bounds = np.hstack((np.full((cuts.shape[0], 1), -1), cuts, np.full((cuts.shape[0], 1), total + parts - 1)))
-    del rows
+    count = _histogram_count(total, parts)
+    flat = itertools.chain.from_iterable(itertools.combinations(range(total + parts - 1), parts - 1))
+    cuts = np.fromiter(flat, dtype=np.int64, count=count * (parts - 1)).reshape(count, parts - 1)
+    bounds = np.hstack((np.full((count, 1), -1), cuts, np.full((count, 1), total + parts - 1)))
     return np.diff(bounds, axis=1) - 1
 
 
 def _pair_Db(r0c, r1c, omc, b: int, e: float) -> float:
     """``sum_h [P_b(h) - e Q_b(h)]_+`` over histograms of b + 1 draws on the classes (upper bound)."""
     m = omc.size
-    H = _compositions(b + 1, m).astype(float)
-    check_memory(8.0 * H.size * 6, f"the {H.shape[0]} histograms of {b + 1} draws over {m} blanket classes")
-    lgh = np.sum([np.vectorize(math.lgamma)(H[:, i] + 1) for i in range(m)], axis=0)
+    count = _histogram_count(b + 1, m)
+    check_memory(8.0 * count * (6 * m + 8), f"the {count} histograms of {b + 1} draws over {m} blanket classes")
+    Hi = _compositions(b + 1, m)
+    H = Hi.astype(float)
+    table = np.array([math.lgamma(i + 1) for i in range(b + 2)])  # the same lgamma values, looked up
+    lgh = table[Hi].sum(axis=1)
     lom = H @ np.log(omc)
     lg = math.lgamma(b + 2) - lgh + lom
     base = np.exp(lg) / (b + 1)
@@ -237,6 +247,8 @@ def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: A
         pairs = [p for a, b in neighbors for p in ((int(a), int(b)), (int(b), int(a)))]
     import scipy.stats as st
     N = n - 1
+    if M is not None:  # every pair keeps its classes (three vectors of at most m outputs)
+        check_memory(32.0 * len(pairs) * M.shape[1], f"the blanket classes of {len(pairs)} pairs of values")
     parts = [_pair_classes(R, om, M, a, b) for a, b in pairs]
     m_cls = max(c[2].size for c, _, _ in parts)
     fast = m_cls <= 3
@@ -249,14 +261,28 @@ def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: A
         if fast:
             per = 1.0 if (m_cls < 3) else 20.0 * math.sqrt(max(mean, 1.0) * 2.0 / max(k, 2)) + 90.0
             points = max(2, min(hi - lo + 1, int(terms // per)))
+            sizes = np.unique(np.linspace(lo, hi, points).astype(int)) if points < hi - lo + 1 else np.arange(lo, hi + 1)
         else:
-            cap = lo
-            while cap < hi and math.comb(cap + 1 + m_cls - 1, m_cls - 1) * (cap - lo + 1) <= budget:
+            # histograms enumerated for size b, over every pair; at most `budget` in all. When even the
+            # window's first size is over budget, every size takes the value of the largest affordable
+            # size below it (D_b does not increase with b: an upper bound, possibly loose)
+            def cost(b: int) -> int:
+                return len(parts) * _histogram_count(b + 1, m_cls)
+
+            if cost(0) > budget:
+                raise ResourceLimitError(
+                    f"the blanket pair needs {cost(0)} histograms even at blanket size 0 ({len(parts)} pairs of "
+                    f"values, {m_cls} classes), above max_histograms={budget}; raise max_histograms or pass fewer "
+                    "neighbors")
+            start, top = 0, lo  # the largest b <= lo with cost(b) <= budget
+            while start < top:
+                mid = (start + top + 1) // 2
+                start, top = (mid, top) if cost(mid) <= budget else (start, mid - 1)
+            cap, spent = start, cost(start)
+            while cap < hi and spent + cost(cap + 1) <= budget:
                 cap += 1
-            points = cap - lo + 1
-        sizes = np.unique(np.linspace(lo, hi, points).astype(int)) if points < hi - lo + 1 else np.arange(lo, hi + 1)
-        if not fast:
-            sizes = np.arange(lo, lo + points)
+                spent += cost(cap)
+            sizes = np.arange(start, cap + 1)
         # mass of each block [sizes_i, sizes_{i+1}) as a sum of pmfs (no cdf differences: their absolute
         # error would swamp small blocks), the last block also holding the tail above the window
         check_memory(24.0 * (hi - lo + 1), f"the pmf of {hi - lo + 1} blanket sizes")

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_delta, check_int, check_real
 from ..errors import InvalidParameterError
-from ..operators import SymmetricChannel
+from ..operators import MarkovOperator, SymmetricChannel
 from ._clones import clone_pair_delta, clone_window, invert_delta
 from ._curves import pair_from_curve
 
@@ -62,11 +62,12 @@ def _check_clone(s: Any, eps0: float) -> float:
     if s is None:
         return math.exp(-eps0) * (1.0 - 4 * _U)
     v = check_real(s, "clone_probability")
-    top = 2.0 / (math.exp(eps0) + 1.0)
-    if not (0.0 <= v <= top * (1.0 + 4 * _U)):
+    top = 2.0 * math.exp(-eps0) / (1.0 + math.exp(-eps0))  # 2 / (e^eps0 + 1), no overflow at large eps0
+    if not (0.0 <= v <= top * (1.0 + 1e-9)):  # 1e-9: eps0 and s each rounded by their producers
         raise InvalidParameterError(
             f"clone_probability must be in [0, 2 / (e^eps0 + 1) = {top:.6g}] (got {v!r})")
-    return min(v, 1.0)
+    # a smaller clone probability is always valid (R(x) >= s (...) implies it for any s' <= s)
+    return min(v, top * (1.0 - 8 * _U), 1.0)
 
 
 def generic_delta(eps0: float, users: int, epsilons: Any, *, clone_probability: float | None = None) -> np.ndarray:
@@ -110,7 +111,9 @@ def generic_delta(eps0: float, users: int, epsilons: Any, *, clone_probability: 
 def generic_epsilon(eps0: float, users: int, delta: float, *, clone_probability: float | None = None,
                     rtol: float = 1e-6) -> float:
     """Certified eps of :func:`generic_delta` at ``delta``: the upper end of a search bracket whose
-    width is at most ``rtol`` relative (``generic_delta(eps) <= delta`` holds at the returned eps).
+    width is at most ``rtol`` relative (``generic_delta(eps) <= delta`` holds at the returned eps); at most
+    eps0 rounded up (the shuffled reports of eps0-LDP reports are (eps0, 0)-DP), even where the rounded
+    ``generic_delta`` has not reached delta.
 
     Examples
     --------
@@ -127,8 +130,10 @@ def generic_epsilon(eps0: float, users: int, delta: float, *, clone_probability:
     w = _first_weight(e0)
     tail = 1e-4 * d  # the window's left-out mass (added back) stays far below delta
     win = clone_window(n - 1, s, tail)
-    return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, 1.0, np.array([x]), window=win)[0]), d,
-                        math.nextafter(e0, math.inf), rtol=rtol)
+    top = math.nextafter(e0, math.inf)
+    eps = invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, 1.0, np.array([x]), window=win)[0]), d, top,
+                       rtol=rtol)
+    return min(eps, top)  # the shuffled reports are a post-processing of eps0-LDP reports: (eps0, 0)-DP
 
 
 def generic_dominating_pair(eps0: float, users: int, *, epsilons: Any = None,
@@ -199,13 +204,23 @@ def clone_probability(R: Any, *, neighbors: Any = None) -> float:
     >>> round(clone_probability(SymmetricChannel.from_epsilon(10**6, 1.0)), 6)  # k-RR, never densified
     0.537883
     """
-    if isinstance(R, SymmetricChannel):  # k-RR: the minimum is at y = x0 held by another value
+    if isinstance(R, SymmetricChannel):  # k-RR: every column's minimum is min(d, o) =: m
         d, o = R.diagonal, R.off_diagonal
-        return max(0.0, 2.0 * min(d, o) / (d + o) * (1.0 - 8 * _U)) if d + o > 0 else 0.0
+        if d + o <= 0:
+            return 0.0
+        m = min(d, o)
+        # y in {x0, x1}: 2 m / (d + o); any other y (k >= 3): 2 m / (2 o), smaller when d < o
+        best = 2.0 * m / (d + o) if R.shape[0] < 3 else min(2.0 * m / (d + o), m / o)
+        return max(0.0, best * (1.0 - 8 * _U))
+    if isinstance(R, MarkovOperator):
+        R = R.matrix.toarray() if hasattr(R.matrix, "toarray") else R.matrix
     M = np.asarray(R, dtype=float)
     if M.ndim != 2 or M.shape[0] < 2 or np.any(~np.isfinite(M)) or np.any(M < 0):
         raise InvalidParameterError(f"R must be a 2-d array of >= 2 rows of non-negative numbers (shape "
                                     f"{M.shape})")
+    M = MarkovOperator(M).matrix  # rows must sum to 1 (within row_sum_atol); they stand for their normalised rows
+    M = np.asarray(M.toarray() if hasattr(M, "toarray") else M, dtype=float)
+    M = M / M.sum(axis=1, keepdims=True)
     k = M.shape[0]
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)] if neighbors is None else list(neighbors)
     low = M.min(axis=0)
@@ -215,4 +230,5 @@ def clone_probability(R: Any, *, neighbors: Any = None) -> float:
         keep = den > 0
         if np.any(keep):
             best = min(best, float(np.min(2.0 * low[keep] / den[keep])))
-    return max(0.0, best * (1.0 - 8 * _U))
+    # the normalised rows carry (m + 2) u each (the row sum, the division); the ratio 3 u more
+    return max(0.0, best * (1.0 - (2 * M.shape[1] + 16) * _U))

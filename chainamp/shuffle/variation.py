@@ -157,7 +157,7 @@ def variation_ratio_delta(R_or_params: Any, users: int, epsilons: Any) -> np.nda
 
 def variation_ratio_epsilon(R_or_params: Any, users: int, delta: float, *, rtol: float = 1e-6) -> float:
     """Certified eps of :func:`variation_ratio_delta` at ``delta`` (the upper end of a search bracket of
-    relative width ``rtol``; inf when even eps = log p does not reach delta).
+    relative width ``rtol``; at most log p rounded up, where delta is 0: inf only when p is).
 
     Examples
     --------
@@ -179,8 +179,9 @@ def variation_ratio_epsilon(R_or_params: Any, users: int, delta: float, *, rtol:
     tail = 1e-4 * d
     hi = math.nextafter(math.log(vr.p), math.inf) if math.isfinite(vr.p) else math.inf
     win = clone_window(n - 1, s, tail)
-    return invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, lam, np.array([x]), window=win)[0]), d, hi,
-                        rtol=rtol)
+    eps = invert_delta(lambda x: float(clone_pair_delta(n - 1, s, w, lam, np.array([x]), window=win)[0]), d, hi,
+                       rtol=rtol)
+    return min(eps, hi)  # R is log(p)-LDP for neighbours, so the shuffled reports are (log p, 0)-DP
 
 
 def variation_ratio_dominating_pair(R_or_params: Any, users: int, *, epsilons: Any = None):
