@@ -25,7 +25,7 @@ from .._numerics import ROW_SUM_ATOL, check_int, check_real
 from ._guards import check_densify, check_identity, checked_product, row_normalize as _row_normalize
 from ..errors import IncompatibleOperatorsError, InvalidOperatorError, InvalidParameterError
 
-__all__ = ["MarkovOperator", "kron"]
+__all__ = ["MarkovOperator"]  # kron: in .kronecker (it builds KroneckerOperator, a subclass)
 
 
 def _check_labels(labels: Iterable[Hashable] | None, n: int, which: str) -> tuple:
@@ -464,28 +464,3 @@ def _preview(labels: tuple, k: int = 4) -> str:
     if len(labels) <= k + 2:
         return repr(list(labels))
     return "[" + ", ".join(repr(x) for x in labels[:k]) + f", ... ({len(labels)} labels)]"
-
-
-def kron(*operators: MarkovOperator, structured: bool | None = None) -> MarkovOperator:
-    """Product operator for independent coordinates: ``K1 (x) K2 (x) ...``.
-
-    The input ``(x1, x2, ...)`` is mapped coordinate-wise. Labels are tuples with one entry
-    per factor, ``(x1, x2, ...)`` with ``x1`` a label of ``K1``, in lexicographic order of
-    the factors' label orders (``itertools.product``: the last factor varies fastest), which
-    is the row and column order of ``numpy.kron``. Sparse when any factor is sparse.
-    ``structured=True`` keeps the factors (:class:`~chainamp.operators.KroneckerOperator`, never
-    densified unless asked), ``False`` forms the matrix (size-checked first); by default the factors
-    are kept when the matrix would have more than 2^24 entries.
-
-    Examples
-    --------
-    >>> K = MarkovOperator([[0.75, 0.25], [0.25, 0.75]])
-    >>> KK = kron(K, K)
-    >>> KK.shape, KK.inputs[1], round(float(KK.matrix[0, 3]), 4)
-    ((4, 4), (0, 1), 0.0625)
-    >>> kron(*[K] * 64).shape == (2**64, 2**64)
-    True
-    """
-    from .kronecker import kron_product  # lazy: kronecker builds on this module
-
-    return kron_product(operators, structured)
