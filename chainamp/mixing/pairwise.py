@@ -3,8 +3,9 @@
 Row-pair quantities of a finite Markov operator K, each rounded toward the safe
 (larger) side: the preparation shared by every eps (row sums, a disjoint-support pair,
 the one-pass ultra-mixing core; :class:`_Prep`, built from the row primitives of
-:mod:`.rows`, or by :mod:`.dask_prep` for a dask-backed operator), and the exact evaluation
-of ``D_{e^eps}(K_x || K_x')`` on given pairs (:func:`_eval_pairs`, :func:`_all_pairs`, the footnote-3 pass :func:`_max_inf`).
+:mod:`.rows`, or by :mod:`.dask_prep` for a dask-backed operator), and the exact
+evaluation of ``D_{e^eps}(K_x || K_x')`` on given pairs (:func:`_eval_pairs`,
+:func:`_all_pairs`, the footnote-3 pass :func:`_max_inf`).
 The certified search for the maximising pair of large operators (L1-form candidates,
 enumeration of active terms, bound reuse across eps) is in :mod:`.pruning`; the public
 functions, their results and the full algorithm description live in
