@@ -257,12 +257,15 @@ class MarkovOperator:
     def from_dask(cls, array: Any, inputs=None, outputs=None, *, row_sum_atol: float = ROW_SUM_ATOL,
                   progress: bool | None = None) -> MarkovOperator:
         """K held in a 2-D dask array, validated and scanned block by block (:mod:`.dask_backed`)."""
-        return __import__(f"{__package__}.dask_backed", fromlist=["_"]).DaskMarkovOperator(
-            array, inputs, outputs, row_sum_atol=row_sum_atol, progress=progress)
+        from .dask_backed import DaskMarkovOperator  # the entry point of the optional dask backend (a subclass)
+
+        return DaskMarkovOperator(array, inputs, outputs, row_sum_atol=row_sum_atol, progress=progress)
 
     def to_dask(self, chunks: Any = "auto"):
         """K as a 2-D dask array of float64 in ``chunks`` (labels are not carried): :func:`.dask_backed.to_dask`."""
-        return __import__(f"{__package__}.dask_backed", fromlist=["_"]).to_dask(self, chunks)
+        from .dask_backed import to_dask  # the entry point of the optional dask backend
+
+        return to_dask(self, chunks)
 
     # ------------------------------------------------------------ algebra
     @classmethod
