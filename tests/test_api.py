@@ -163,29 +163,38 @@ def _import_time_nodes(tree: ast.AST):
         stack.extend(ast.iter_child_nodes(node))
 
 
+def _resolve(pkg: pathlib.Path, package: tuple[str, ...], node: ast.Import | ast.ImportFrom):
+    """(line, target module, imported name or None) for each name an import statement takes from the package."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            target = tuple(alias.name.split("."))
+            if target[0] == pkg.name:
+                yield node.lineno, target, None
+        return
+    if node.level:
+        base = package[:len(package) - (node.level - 1)]
+        target = base + (tuple(node.module.split(".")) if node.module else ())
+    elif node.module and node.module.split(".")[0] == pkg.name:
+        target = tuple(node.module.split("."))
+    else:
+        return
+    for alias in node.names:
+        if alias.name != "*" and _is_module(pkg, target + (alias.name,)):
+            yield node.lineno, target + (alias.name,), None
+        else:
+            yield node.lineno, target, alias.name
+
+
+def _package_of(pkg: pathlib.Path, path: pathlib.Path) -> tuple[str, ...]:
+    me = _module_name(pkg, path)
+    return me if path.name == "__init__.py" else me[:-1]
+
+
 def _imports(pkg: pathlib.Path, path: pathlib.Path):
     """(line, target module, imported name or None) for every import of the package at import time."""
-    me = _module_name(pkg, path)
-    package = me if path.name == "__init__.py" else me[:-1]
+    package = _package_of(pkg, path)
     for node in _import_time_nodes(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                target = tuple(alias.name.split("."))
-                if target[0] == pkg.name:
-                    yield node.lineno, target, None
-            continue
-        if node.level:
-            base = package[:len(package) - (node.level - 1)]
-            target = base + (tuple(node.module.split(".")) if node.module else ())
-        elif node.module and node.module.split(".")[0] == pkg.name:
-            target = tuple(node.module.split("."))
-        else:
-            continue
-        for alias in node.names:
-            if alias.name != "*" and _is_module(pkg, target + (alias.name,)):
-                yield node.lineno, target + (alias.name,), None
-            else:
-                yield node.lineno, target, alias.name
+        yield from _resolve(pkg, package, node)
 
 
 def layering_violations(pkg: pathlib.Path) -> list[str]:
@@ -288,6 +297,113 @@ def test_layering_check_allows_lazy_imports_and_imports_within_a_folder(tmp_path
     assert layering_violations(pkg) == []
 
 
+def _dynamic_import(node: ast.AST) -> ast.Import | ast.ImportFrom | None:
+    """``__import__(...)`` or ``importlib.import_module(...)`` of a name written in the source (a literal, or
+    ``f"{__package__}.module"``) as the import statement it stands for; None for anything else."""
+    if not (isinstance(node, ast.Call) and node.args and (
+            (isinstance(node.func, ast.Name) and node.func.id in ("__import__", "import_module"))
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"))):
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not arg.value.startswith("."):
+        return ast.Import(names=[ast.alias(name=arg.value)], lineno=node.lineno)
+    parts = arg.values if isinstance(arg, ast.JoinedStr) else ()
+    if (len(parts) == 2 and isinstance(parts[0], ast.FormattedValue) and isinstance(parts[0].value, ast.Name)
+            and parts[0].value.id == "__package__" and isinstance(parts[1], ast.Constant)
+            and str(parts[1].value).startswith(".")):
+        return ast.ImportFrom(module=parts[1].value[1:], names=[ast.alias(name="_")], level=1, lineno=node.lineno)
+    return None
+
+
+def _function_level_imports(tree: ast.AST):
+    """(import statement, qualified name of its function) for every import that runs only when a function or
+    method is called: the complement of :func:`_import_time_nodes`, with dynamic imports (``__import__``,
+    ``importlib.import_module`` of a name in the source) read as the statements they stand for."""
+    def walk(node, scope, in_function):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                name = getattr(child, "name", "<lambda>")
+                yield from walk(child, scope + (name,), in_function or not isinstance(child, ast.ClassDef))
+                continue
+            if in_function:
+                found = child if isinstance(child, (ast.Import, ast.ImportFrom)) else _dynamic_import(child)
+                if found is not None:
+                    yield found, ".".join(scope)
+            yield from walk(child, scope, in_function)
+
+    yield from walk(tree, (), False)
+
+
+#: Function-level imports that close a circle inside a folder on purpose: (importing file, function, imported
+#: module) -> the reason. Only documented conveniences belong here: the entry points of an optional dependency
+#: imported on use, and upward conveniences such as a ``.plot()`` method importing the plotting module (as
+#: pandas does; today's ``.plot()`` methods import across folders, which this check does not concern, and
+#: close no circle). A piece two modules share moves below both instead. An entry that no longer closes a
+#: circle fails the test, so the list never outlives its reasons.
+FUNCTION_LEVEL_ALLOWED = {
+    # MarkovOperator.from_dask / .to_dask: the documented entry points of the optional dask backend
+    # (docs/distributed.md); DaskMarkovOperator subclasses MarkovOperator, so dask_backed.py imports markov.py
+    # at module level and the base class reaches its dask subclass only when one of these is called.
+    ("operators/markov.py", "MarkovOperator.from_dask", "chainamp.operators.dask_backed"):
+        "optional dependency (dask): the entry point builds the dask-backed subclass",
+    ("operators/markov.py", "MarkovOperator.to_dask", "chainamp.operators.dask_backed"):
+        "optional dependency (dask): the conversion lives with the dask-backed subclass",
+}
+
+
+def _function_level_circles(pkg: pathlib.Path):
+    """(allow-list key, message) for every function-level import of a sibling module (same folder) that itself,
+    at import time and transitively within the folder, imports the importing module."""
+    paths = {_module_name(pkg, path): path for path in sorted(pkg.rglob("*.py"))}
+    folder = {module: _folder(pkg, module) for module in paths}
+    below = {module: sorted({t for _, t, _ in _imports(pkg, path) if t in paths and folder[t] == folder[module]})
+             for module, path in paths.items()}
+
+    def chain(start, goal):
+        """The first module-level import chain from ``start`` to ``goal`` within the folder, or None."""
+        seen, todo = {start}, [(start,)]
+        while todo:
+            walk = todo.pop(0)
+            if walk[-1] == goal:
+                return walk
+            for nxt in below[walk[-1]]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(walk + (nxt,))
+        return None
+
+    for me, path in paths.items():
+        where = str(path.relative_to(pkg.parent))
+        for node, function in _function_level_imports(ast.parse(path.read_text(), str(path))):
+            for line, target, _ in _resolve(pkg, _package_of(pkg, path), node):
+                if target == me or target not in paths or folder[target] != folder[me]:
+                    continue
+                back = chain(target, me)
+                if back is None:
+                    continue
+                key = (str(path.relative_to(pkg)), function, ".".join(target))
+                yield key, (f"{where}:{line} ({function}) imports {'.'.join(target)} inside a function, closing the "
+                            f"circle {' -> '.join('.'.join(m) for m in back)}: move the shared "
+                            f"piece below both modules (or, for a documented convenience, allow it in "
+                            f"FUNCTION_LEVEL_ALLOWED with its reason)")
+
+
+def function_level_circles(pkg: pathlib.Path, allowed=None) -> list[str]:
+    """The import circles inside folders closed by a function-level import, one message each naming the line,
+    minus the ``allowed`` ones (a mapping from (file, function, module) to the reason); an allowed entry that no
+    longer closes a circle is reported too, so the allow-list never outlives its reason."""
+    allowed = FUNCTION_LEVEL_ALLOWED if allowed is None else allowed
+    problems, used = [], set()
+    for key, message in _function_level_circles(pkg):
+        if key in allowed:
+            used.add(key)
+        else:
+            problems.append(message)
+    problems += [f"FUNCTION_LEVEL_ALLOWED: {key} closes no circle any more; remove it"
+                 for key in sorted(set(allowed) - used)]
+    return problems
+
+
 def test_every_folder_has_a_layer():
     folders = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
     assert folders == set(FOLDER_LAYERS) - {"errors"}
@@ -337,3 +453,51 @@ def test_import_chainamp_imports_no_heavy_dependency():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(PKG.parent)})
     assert out.stdout.strip() == "[]"
+
+
+def test_no_circle_inside_a_folder_is_closed_by_a_function_level_import():
+    """Issue 18: a function importing a sibling module that imports it back (at import time, through the
+    folder) is an import circle all the same; only the commented FUNCTION_LEVEL_ALLOWED entries may."""
+    assert function_level_circles(PKG) == []
+
+
+@pytest.mark.parametrize("files,message", [
+    ({"mixing/a.py": "from .b import x\n", "mixing/b.py": "import math\n\ndef f():\n    from .a import y\n"},
+     r"chainamp/mixing/b.py:4 \(f\) imports chainamp.mixing.a inside a function, closing the circle "
+     r"chainamp.mixing.a -> chainamp.mixing.b: move the shared piece below"),
+    ({"mixing/a.py": "from .c import x\n", "mixing/c.py": "from . import b\n",
+      "mixing/b.py": "def f():\n    if True:\n        import chainamp.mixing.a\n"},
+     r"mixing/b.py:3 \(f\) imports chainamp.mixing.a .* chainamp.mixing.a -> chainamp.mixing.c -> chainamp.mixing.b"),
+    ({"operators/markov.py": "class K:\n    def kron(self):\n        from .kronecker import kron\n",
+      "operators/kronecker.py": "from .markov import K\n"},
+     r"operators/markov.py:3 \(K.kron\) imports chainamp.operators.kronecker"),
+    ({"mixing/__init__.py": "from .a import *\n", "mixing/a.py": "def f():\n    from . import dobrushin\n"},
+     r"mixing/a.py:2 \(f\) imports chainamp.mixing inside .* circle chainamp.mixing -> chainamp.mixing.a"),
+    ({"mixing/a.py": "from .b import x\n",
+      "mixing/b.py": "def f():\n    return __import__(f\"{__package__}.a\", fromlist=['_'])\n"},
+     r"mixing/b.py:2 \(f\) imports chainamp.mixing.a"),
+    ({"mixing/a.py": "from .b import x\n",
+      "mixing/b.py": "import importlib\n\nf = lambda: importlib.import_module('chainamp.mixing.a')\n"},
+     r"mixing/b.py:3 \(<lambda>\) imports chainamp.mixing.a"),
+], ids=["direct", "transitive", "method", "through-init", "dunder-import", "import-module"])
+def test_function_level_circle_check_names_the_offending_import(tmp_path, files, message):
+    problems = function_level_circles(_fake_package(tmp_path, files), allowed={})
+    assert len(problems) == 1 and re.search(message, problems[0]), problems
+    assert layering_violations(_fake_package(tmp_path, files)) == []  # invisible to the import-time check
+
+
+def test_function_level_circle_check_allows_what_closes_no_circle_and_the_allow_list(tmp_path):
+    pkg = _fake_package(tmp_path, {
+        # a sibling that does not import back, an upward convenience across folders, an optional dependency
+        "mixing/a.py": "from ..operators import K\n\ndef f():\n    from .b import g\n    from . import lp\n",
+        "mixing/b.py": "def g():\n    pass\n", "mixing/lp.py": "import cvxpy\n",
+        "operators/__init__.py": "class K:\n    def plot(self):\n        from ..mixing import a\n",
+        # a circle on purpose, allowed with its reason
+        "operators/markov.py": "class M:\n    def to_dask(self):\n        from .dask_backed import to_dask\n",
+        "operators/dask_backed.py": "from .markov import M\n"})
+    allowed = {("operators/markov.py", "M.to_dask", "chainamp.operators.dask_backed"): "optional dependency"}
+    assert function_level_circles(pkg, allowed=allowed) == []
+    assert len(function_level_circles(pkg, allowed={})) == 1
+    stale = {**allowed, ("mixing/a.py", "f", "chainamp.mixing.b"): "closes nothing"}
+    assert function_level_circles(pkg, allowed=stale) == [
+        "FUNCTION_LEVEL_ALLOWED: ('mixing/a.py', 'f', 'chainamp.mixing.b') closes no circle any more; remove it"]

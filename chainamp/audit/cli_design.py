@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from .._numerics import DISPLAY_ZERO_ATOL, text_table
-from .cli import (EXIT_OK, _check_delta_option, _check_epsilon_option, _check_report_path, _check_row_sum_atol,
-                  _emit, _fmt, _row_sum_option, _UsageError, _wrap)
+from .cli_common import (EXIT_OK, _check_delta_option, _check_epsilon_option, _check_report_path,
+                         _check_row_sum_atol, _emit, _fmt, _row_sum_option, _UsageError, _wrap)
 from .fields import _read_array
 
 __all__: list[str] = []

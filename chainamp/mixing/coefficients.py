@@ -10,10 +10,12 @@ each with a witness and rounded toward the safe (larger) side:
 - the ultra-mixing coefficient ``1 - min K(x, y) / K(x', y)`` (:func:`ultra_mixing`).
 
 What they imply (Lemma 9, the local-DP reading of K, the mixing time) is in
-:mod:`.guarantees`. Sparse operators are never densified as a whole: only blocks of
-rows are. The all-pairs search machinery (and its error analysis) is in
-:mod:`.pairwise` (row access, exact pair evaluation) and :mod:`.pruning` (the
-certified search for the maximising pair).
+:mod:`.guarantees`. Each public function here validates its arguments and dispatches: a
+structured operator to :mod:`.structured` (per orbit of input pairs, never densified),
+every other operator to :mod:`.dense`; both return the result types of :mod:`.results`.
+Sparse operators are never densified as a whole: only blocks of rows are. The all-pairs
+search machinery (and its error analysis) is in :mod:`.pairwise` (row access, exact pair
+evaluation) and :mod:`.pruning` (the certified search for the maximising pair).
 
 Floating-point error model (used by every rounding below): a sum of m
 non-negative doubles has relative error at most ``(m - 1) u`` in any order;
@@ -23,23 +25,20 @@ vectorised ``log`` within four; ``u = 2**-53``. Coefficients are capped at 1.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+import math  # noqa: F401  (the examples use it)
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .pairwise import (_INF_EPS, _U, _all_pairs, _clean_sparse, _prepare, _row_sums, _rows, _source, _ultra_core,
-                       _up)
-from .pruning import _curve_values, _max_hockey
-from .scan import maybe_summary
-from .readings import (_check_block, _check_epsilons, _check_run, _flag, _normalisation, _operator,  # noqa: F401
-                       _raw_order, _shift, _test_set, _widen)
-from .._numerics import ROW_SUM_ATOL, check_choice, check_epsilon, check_float_array, check_int, scaled_by_exp
-from ..errors import InvalidParameterError
-from ..operators import MarkovOperator, StructuredOperator, as_operator, operator_error
+from .dense import dense_curve, dense_dobrushin, dense_doeblin, dense_ultra_mixing, dobrushin_arguments
+from .readings import _check_epsilons, _flag, _operator
+# the result types live below this module, the dense paths and the structured ones; re-exported here
+from .results import _METHODS, DobrushinResult, DoeblinResult, UltraMixingResult
+from .structured import structured_curve, structured_dobrushin, structured_doeblin, structured_ultra_mixing
+from .._numerics import check_choice
+from ..operators import MarkovOperator, StructuredOperator
 
 __all__ = [
     "DobrushinResult",
@@ -50,74 +49,6 @@ __all__ = [
     "ultra_mixing",
     "dobrushin_curve",
 ]
-
-_METHODS = ("exact", "lp")
-_SRC = "Definition 1({}) of Balle et al. 2019"
-
-
-# ----------------------------------------------------------------- result types
-@dataclass(frozen=True)
-class DobrushinResult:
-    """``max_{x,x'} D_{e^eps}(K_x || K_x')`` (Definition 1(1)/(2)), rounded up, with its witness."""
-
-    gamma: float
-    epsilon: float
-    pair: tuple | None
-    test_set: tuple
-    method: str
-    certificate: object | None = None
-    pairwise: np.ndarray | None = field(default=None, repr=False)
-    source: str = ""
-
-
-@dataclass(frozen=True)
-class DoeblinResult:
-    """``1 - sum_y min_x K(x, y)`` (Definition 1(3)) with the minorant and ``omega``."""
-
-    gamma: float
-    witness: np.ndarray | None = field(repr=False)
-    minorant: np.ndarray = field(repr=False)
-    method: str = "exact"
-    certificate: object | None = None
-    source: str = ""
-
-
-@dataclass(frozen=True)
-class UltraMixingResult:
-    """``1 - min_{x,x',y} K(x,y)/K(x',y)`` (Definition 1(4)); 1 when the supports differ."""
-
-    gamma: float
-    pair: tuple | None
-    output: object | None
-    ratio: float
-    method: str = "exact"
-    certificate: object | None = None
-    source: str = ""
-
-
-# ----------------------------------------------------------------- helpers
-def _lp():
-    from . import lp  # same layer; imported lazily so the exact path never needs cvxpy
-
-    return lp
-
-
-# ----------------------------------------------------------------- Doeblin
-def _column_min(data) -> np.ndarray:
-    """``nu(y) = min_x K(x, y)``; for sparse K a column with a structural zero has min 0."""
-    if not sp.issparse(data):
-        return np.asarray(data.min(axis=0), dtype=float)
-    data = _clean_sparse(data)
-    n, m = data.shape
-    counts = np.bincount(data.indices, minlength=m)
-    nu = np.zeros(m)
-    full = counts == n
-    if np.any(full):
-        keep = full[data.indices]
-        low = np.full(m, np.inf)
-        np.minimum.at(low, data.indices[keep], data.data[keep])
-        nu[full] = low[full]
-    return nu
 
 
 def doeblin(K: MarkovOperator | ArrayLike | sp.spmatrix, *, inputs: Any = None, method: str = "exact",
@@ -163,37 +94,9 @@ def doeblin(K: MarkovOperator | ArrayLike | sp.spmatrix, *, inputs: Any = None, 
     (0.25, [0.333, 0.667, 0.0])
     """
     K = _operator(K, inputs)
-    method = check_choice(method, "method", _METHODS)
-    if isinstance(K, StructuredOperator) and method == "exact":  # from the structure, never densified
-        from .structured import structured_doeblin
-        return structured_doeblin(K)
-    executor, progress = _check_run(executor, progress)
-    summary = maybe_summary(_source(K), executor, progress)
-    nu = _column_min(_source(K)) if summary is None else np.array(summary[1], dtype=float)
-    nu.flags.writeable = False
-    m = nu.size
-    total = float(nu.sum())
-    # Rows are accepted within row_sum_atol of mass 1. With top = max(1, largest row sum (rounded up)),
-    # top - sum(nu) covers both readings of such rows: as written (K = (1 - gamma) omega + a remainder of
-    # mass <= top) and normalised (gamma_norm <= 1 - sum(nu) / max(1, max_x s_x) <= top - sum(nu), since
-    # min_x K(x, y) / s_x >= nu_y / max_x s_x). The LP bounds sum(nu) from below instead of summing it.
-    sums = _row_sums(_source(K))
-    top = max(1.0, float(sums.max()) * (1.0 + (m + 1) * _U))
-    if method == "lp":
-        dev = float(np.abs(sums - 1.0).max())  # K was accepted with at least this tolerance
-        cert = _lp().doeblin_lp(K.matrix, row_sum_atol=max(ROW_SUM_ATOL, 2.0 * dev), verbose=verbose)
-        gamma = _up(max(0.0, top - float(cert.lower)), 0.0)
-    else:
-        cert = None
-        # true sum >= computed (1 - (m + 1) u); top - that is rounded up by one ulp
-        gamma = _up(max(0.0, top - total * (1.0 - (m + 1) * _U)), 0.0) if total > 0 else 1.0
-    witness = None
-    if gamma < 1.0 and total > 0:
-        witness = nu / total
-        witness.flags.writeable = False
-    return DoeblinResult(gamma=gamma, witness=witness, minorant=nu, method=method, certificate=cert,
-                         source=_SRC.format(3))
-
+    if isinstance(K, StructuredOperator) and check_choice(method, "method", _METHODS) == "exact":
+        return structured_doeblin(K)  # from the structure, never densified
+    return dense_doeblin(K, method=method, verbose=verbose, executor=executor, progress=progress)
 
 
 def ultra_mixing(K: MarkovOperator | ArrayLike | sp.spmatrix, *, inputs: Any = None, method: str = "exact",
@@ -227,34 +130,10 @@ def ultra_mixing(K: MarkovOperator | ArrayLike | sp.spmatrix, *, inputs: Any = N
     (0.666667, ('b', 'a'), 'y0')
     """
     K = _operator(K, inputs)
-    method = check_choice(method, "method", _METHODS)
-    if isinstance(K, StructuredOperator) and method == "exact":  # per orbit of input pairs
-        from .structured import structured_ultra_mixing
-        return structured_ultra_mixing(K, _flag(normalised, "normalised"))
-    n = K.shape[0]
-    executor, progress = _check_run(executor, progress)
-    core = _ultra_core(_source(K), maybe_summary(_source(K), executor, progress))
-    if core.identical or n < 2:
-        gamma = 0.0
-    elif not core.shared:
-        gamma = 1.0
-    else:
-        gamma = _up(1.0 - core.ratio_low, 0.0)
-    cert = None
-    r = _normalisation(K) if _flag(normalised, "normalised") else 0.0
-    if method == "lp":
-        dev = float(np.abs(_row_sums(K._data) - 1.0).max())  # K was accepted with at least this tolerance
-        cert = _lp().ultra_mixing_lp(K.matrix, row_sum_atol=max(ROW_SUM_ATOL, 2.0 * dev), verbose=verbose)
-        gamma = _up(max(0.0, 1.0 - float(cert.lower)), 0.0) if n > 1 else 0.0
-    if r and 0.0 < gamma < 1.0:
-        # normalised rows: every ratio K(x, y) / K(x', y) moves by a factor in [(1 - r)/(1 + r), (1 + r)/(1 - r)]
-        kept = (1.0 - gamma) * (1.0 - r) / (1.0 + r) * (1.0 - 8 * _U)
-        gamma = _up(1.0 - kept, 0.0)
-    pair = None if core.rows is None or n < 2 else (K.inputs[core.rows[0]], K.inputs[core.rows[1]])
-    out = None if core.col is None or n < 2 else K.outputs[core.col]
-    return UltraMixingResult(gamma=gamma, pair=pair, output=out, ratio=core.ratio, method=method,
-                             certificate=cert, source=_SRC.format(4))
-
+    if isinstance(K, StructuredOperator) and check_choice(method, "method", _METHODS) == "exact":
+        return structured_ultra_mixing(K, _flag(normalised, "normalised"))  # per orbit of input pairs
+    return dense_ultra_mixing(K, method=method, verbose=verbose, normalised=normalised, executor=executor,
+                              progress=progress)
 
 
 def dobrushin(K: MarkovOperator | ArrayLike | sp.spmatrix, epsilon: float = 0.0, *, inputs: Any = None,
@@ -346,54 +225,12 @@ def dobrushin(K: MarkovOperator | ArrayLike | sp.spmatrix, epsilon: float = 0.0,
     (0.25, 0.0)
     """
     K = _operator(K, inputs)
-    eps = check_epsilon(epsilon)
-    method = check_choice(method, "method", _METHODS)
-    if not isinstance(all_pairs, (bool, np.bool_)):
-        raise TypeError(f"all_pairs must be a bool, got {type(all_pairs).__name__} {all_pairs!r}")
-    block = _check_block(block_size)
-    executor, progress = _check_run(executor, progress)
-    source = _SRC.format(1 if eps == 0.0 else 2) + (" (footnote 3)" if math.isinf(eps) else "")
-    n = K.shape[0]
-    if n < 2:
-        return DobrushinResult(0.0, eps, None, (), method, None, np.zeros((n, n)) if all_pairs else None, source)
-    if isinstance(K, StructuredOperator) and method == "exact" and not all_pairs:  # per orbit of input pairs
-        from .structured import structured_dobrushin
-        return structured_dobrushin(K, eps, _flag(normalised, "normalised"), source)
-    cert: object | None = None
-    pairwise = None
-    r = _normalisation(K) if _flag(normalised, "normalised") else 0.0
-    order = _raw_order(eps, r)  # the stored rows' divergence at this order bounds the normalised rows' at eps
-    if method == "lp":
-        lp = _lp()
-        pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
-        dev = float(np.abs(_row_sums(K._data) - 1.0).max())  # K was accepted with at least this tolerance
-        by_index = lp.hockey_stick_lp_pairs(K.matrix, pairs, order, row_sum_atol=max(ROW_SUM_ATOL, 2.0 * dev))
-        sols = {}
-        pairwise = np.zeros((n, n))
-        for (i, j), sol in by_index.items():
-            sols[(K.inputs[i], K.inputs[j])] = sol
-            pairwise[i, j] = _widen(min(max(float(sol.upper), 0.0), 1.0), eps, r)
-        off = pairwise + np.diag(np.full(n, -np.inf))
-        i, j = np.unravel_index(int(np.argmax(off)), off.shape)
-        gamma = float(pairwise[i, j])
-        cert = sols if all_pairs else sols[(K.inputs[i], K.inputs[j])]
-        pairwise = pairwise if all_pairs else None
-    elif all_pairs:
-        pairwise = _all_pairs(K._data, order, n)
-        if r:
-            pairwise = np.vectorize(lambda g: _widen(float(g), eps, r), otypes=[float])(pairwise)
-            np.fill_diagonal(pairwise, 0.0)
-        off = pairwise + np.diag(np.full(n, -np.inf))
-        i, j = np.unravel_index(int(np.argmax(off)), off.shape)
-        gamma = float(pairwise[i, j])
-    else:
-        gamma, i, j = _max_hockey(_prepare(K, block), order, executor=executor, progress=progress)
-        gamma = _widen(gamma, eps, r)
-    if pairwise is not None:
-        pairwise.flags.writeable = False
-    return DobrushinResult(gamma=gamma, epsilon=eps, pair=(K.inputs[i], K.inputs[j]),
-                           test_set=_test_set(K, int(i), int(j), order), method=method,
-                           certificate=cert, pairwise=pairwise, source=source)
+    if isinstance(K, StructuredOperator):
+        eps, checked, *_, source = dobrushin_arguments(epsilon, method, all_pairs, block_size, executor, progress)
+        if K.shape[0] >= 2 and checked == "exact" and not all_pairs:  # per orbit of input pairs
+            return structured_dobrushin(K, eps, _flag(normalised, "normalised"), source)
+    return dense_dobrushin(K, epsilon, method=method, all_pairs=all_pairs, block_size=block_size, verbose=verbose,
+                           normalised=normalised, executor=executor, progress=progress)
 
 
 def dobrushin_curve(K: MarkovOperator | ArrayLike | sp.spmatrix, epsilons: Any, *, inputs: Any = None,
@@ -417,22 +254,8 @@ def dobrushin_curve(K: MarkovOperator | ArrayLike | sp.spmatrix, epsilons: Any, 
     [0.5, 0.25, 0.0, 0.0]
     """
     K = _operator(K, inputs)
-    eps = _check_epsilons(epsilons)
     if isinstance(K, StructuredOperator):  # per orbit of input pairs
-        from .structured import structured_curve
-        uniq, back = np.unique(eps, return_inverse=True)
+        uniq, back = np.unique(_check_epsilons(epsilons), return_inverse=True)
         return np.minimum.accumulate(structured_curve(K, uniq, _flag(normalised, "normalised")))[back]
-    prep = _prepare(K, _check_block(block_size))
-    run = dict(zip(("executor", "progress"), _check_run(executor, progress)))
-    uniq, back = np.unique(eps, return_inverse=True)
-    r = _normalisation(K) if _flag(normalised, "normalised") else 0.0
-    if r:  # rows not summing to 1.0: bounds for the normalised rows, as in dobrushin
-        orders = np.array([_raw_order(float(e), r) for e in uniq])
-        raw = _curve_values(prep, np.unique(orders), **run)
-        at = dict(zip(np.unique(orders).tolist(), raw.tolist()))
-        vals = np.array([_widen(at[o], float(e), r) for o, e in zip(orders.tolist(), uniq)])
-    else:
-        vals = _curve_values(prep, uniq, **run)
-    # monotone envelope: each value bounds the curve at every larger eps as well
-    vals = np.minimum.accumulate(vals)
-    return vals[back]
+    return dense_curve(K, epsilons, block_size=block_size, normalised=normalised, executor=executor,
+                       progress=progress)

@@ -6,7 +6,7 @@ validation pass (:attr:`~chainamp.operators.DaskMarkovOperator.row_stats`: row s
 maxima with the first row attaining them, support counts) and from two dask mat-vecs of the support
 pattern, all exact (minima, maxima, first occurrences, integer counts, and zero tests of sums of
 non-negative products) or computed on whole rows exactly as numpy does on the matrix. So
-:func:`prepare_rows` returns the same :class:`~.pairwise._Prep` as :func:`~.pairwise._prepare` on the
+:func:`prepare_rows` returns the same :class:`~.rows._Prep` as :func:`~.pairwise._prepare` on the
 in-memory matrix, except that its ``data`` is the picklable row reader
 (:class:`chainamp.operators.DaskRows`): the kernels then read the same rows, and every coefficient,
 value and witness is bit-identical.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..operators import DaskMarkovOperator, DaskRows, dask_compute
-from .pairwise import _Prep, _row_sums, _rows, _tile_rows, _ultra_core
+from .rows import _Prep, _row_sums, _rows, _tile_rows, _ultra_core
 
 __all__: list[str] = []
 
@@ -39,7 +39,7 @@ def probe_disjoint(reader: DaskRows) -> tuple[int, int] | None:
 
 
 def prepare_rows(K: DaskMarkovOperator, block_size: int | None) -> _Prep:
-    """The :class:`~.pairwise._Prep` of :func:`~.pairwise._prepare` for a dask-backed operator (``data`` is its
+    """The :class:`~.rows._Prep` of :func:`~.pairwise._prepare` for a dask-backed operator (``data`` is its
     row reader), kept on the operator for later calls."""
     key = ("prep", block_size)
     if key not in K.scan_cache:
@@ -79,7 +79,7 @@ class RowBlock:
 
 
 def row_block(data, idx):
-    """The rows ``idx`` of ``data``: read now (:func:`.pairwise._rows`) for an in-memory matrix, a
+    """The rows ``idx`` of ``data``: read now (:func:`.rows._rows`) for an in-memory matrix, a
     :class:`RowBlock` to be read by the kernel for a row reader (a dask-backed operator's)."""
     if isinstance(data, DaskRows):
         return RowBlock(data, idx)

@@ -1,10 +1,11 @@
 """Row access, preparation and exact pair evaluation behind :mod:`chainamp.mixing` (private).
 
 Row-pair quantities of a finite Markov operator K, each rounded toward the safe
-(larger) side: dense row blocks, the one-pass ultra-mixing core (shared support,
-extreme log-ratio), the preparation shared by every eps (row sums, a disjoint-support
-pair; :class:`_Prep`), and the exact evaluation of ``D_{e^eps}(K_x || K_x')`` on given
-pairs (:func:`_eval_pairs`, :func:`_all_pairs`, the footnote-3 pass :func:`_max_inf`).
+(larger) side: the preparation shared by every eps (row sums, a disjoint-support pair,
+the one-pass ultra-mixing core; :class:`_Prep`, built from the row primitives of
+:mod:`.rows`, or by :mod:`.dask_prep` for a dask-backed operator), and the exact
+evaluation of ``D_{e^eps}(K_x || K_x')`` on given pairs (:func:`_eval_pairs`,
+:func:`_all_pairs`, the footnote-3 pass :func:`_max_inf`).
 The certified search for the maximising pair of large operators (L1-form candidates,
 enumeration of active terms, bound reuse across eps) is in :mod:`.pruning`; the public
 functions, their results and the full algorithm description live in
@@ -24,76 +25,29 @@ import math
 import os
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._numerics import check_memory, scaled_by_exp, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF
+from .._numerics import check_memory, scaled_by_exp
 from ..errors import ResourceLimitError
 from ..operators import DaskRows, MarkovOperator, row_source
+from .dask_prep import prepare_rows, probe_disjoint, times
+# the row primitives live below both this module and .dask_prep; imported here under their old names,
+# which the other modules of the folder (and tests) use as ``pairwise._rows`` etc.
+from .rows import _TINY, _U, _Prep, _clean_sparse, _row_sums, _rows, _tile_rows, _ultra_core, _up  # noqa: F401
 
 __all__ = []
 
-_U = UNIT_ROUNDOFF
-_TINY = SMALLEST_SUBNORMAL  # absolute error of a product that underflows
 #: Above this eps, ``e^eps q >= e^746 * 2**-1074 > 2 > p`` for every stored q > 0, so
 #: ``D_{e^eps}(p || q)`` equals the footnote-3 divergence ``p(supp p minus supp q)`` exactly.
 _INF_EPS = 746.0
-
-
-# ----------------------------------------------------------------- row helpers
-def _rows(data, idx) -> np.ndarray:
-    """Dense rows ``idx`` (a slice or an integer array), in order: the ONE row access of the pair scans.
-
-    Contract (row source): ``data`` is a numpy array, a scipy.sparse matrix (a block of rows is
-    densified, never the whole) or any object whose ``data[idx]`` returns a dense float64 ndarray of
-    those rows (e.g. :class:`chainamp.operators.DaskRows`); every kernel of :mod:`.scan` reads rows only
-    through this function. For a numpy array and a slice the result is a view (no copy).
-    """
-    blk = data[idx]
-    return blk.toarray() if sp.issparse(blk) else np.asarray(blk)
 
 
 def _source(K: MarkovOperator):
     """Where the scans read K's rows: its stored matrix, or the row reader of a dask-backed operator."""
     reader = row_source(K)
     return K._data if reader is None else reader
-
-
-def _dask_times(data, M):
-    from .dask_prep import times
-    return times(data, M)
-
-
-def _row_sums(data) -> np.ndarray:
-    return np.asarray(data.sum(axis=1), dtype=float).ravel()
-
-
-def _clean_sparse(data):
-    """CSR with sorted indices and no explicit zeros (products may store some)."""
-    if data.nnz and np.any(data.data == 0):
-        data = data.copy()
-        data.eliminate_zeros()
-    if not data.has_sorted_indices:
-        data = data.sorted_indices()
-    return data
-
-
-def _column_counts(data) -> np.ndarray:
-    """Number of inputs with ``K(x, y) > 0`` for each output y."""
-    if sp.issparse(data):
-        data = _clean_sparse(data)
-        return np.bincount(data.indices, minlength=data.shape[1])
-    return np.count_nonzero(data > 0, axis=0)
-
-
-def _up(value: float, rel: float, absolute: float = 0.0, upper: float = 1.0) -> float:
-    """``value (1 + rel) + absolute``, pushed one float up and capped at ``upper``."""
-    if value == 0.0 and absolute == 0.0:
-        return 0.0
-    return min(math.nextafter(value * (1.0 + rel) + absolute, math.inf), upper)
 
 
 def _hockey_rows(P: np.ndarray, Q: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -120,84 +74,12 @@ def _hockey_rows(P: np.ndarray, Q: np.ndarray, eps: float) -> tuple[np.ndarray, 
     return val, upper
 
 
-# ----------------------------------------------------------------- ultra-mixing core
-@dataclass(frozen=True)
-class _Ultra:
-    shared: bool          # all rows share one support
-    ratio: float          # computed min ratio (0 when supports differ)
-    ratio_low: float      # rigorous lower bound on the true min ratio
-    log_max: float        # rigorous upper bound on max_{x,x',y} log K(x,y)/K(x',y) (inf if not shared)
-    identical: bool       # every column constant: gamma = 0 exactly
-    rows: tuple | None    # (x, x') indices attaining the min ratio
-    col: int | None
-
-
-def _ultra_core(data, summary=None) -> _Ultra:
-    """The ultra-mixing pass; ``summary`` = (counts, min, argmin, max, argmax) per column of a dense
-    ``data`` when already computed by blocks (:func:`.scan.column_summary`)."""
-    if isinstance(data, DaskRows) and summary is None:  # a dask-backed operator: its validation pass (issue 11)
-        st = data.stats
-        summary = (st.col_positive, st.col_min, st.col_argmin, st.col_max, st.col_argmax)
-    n, m = data.shape
-    counts = _column_counts(data) if summary is None else summary[0]
-    mixed = np.flatnonzero((counts > 0) & (counts < n))
-    if mixed.size:
-        y = int(mixed[0])
-        col = data[:, [y]].toarray().ravel() if sp.issparse(data) else data[:, y]
-        x0, x1 = int(np.flatnonzero(col == 0)[0]), int(np.flatnonzero(col > 0)[0])
-        return _Ultra(False, 0.0, 0.0, math.inf, False, (x0, x1), y)
-    if sp.issparse(data):
-        data = _clean_sparse(data)
-        cols = data.indices[: data.indptr[1]]
-        vals = data.data.reshape(n, cols.size)  # every row has exactly these columns, sorted
-    else:
-        cols = np.flatnonzero(counts == n)
-        vals = data[:, cols] if summary is None else None
-    if vals is None:
-        lo, lo_i, hi, hi_i = (a[cols] for a in summary[1:])
-    else:
-        lo_i, hi_i = vals.argmin(axis=0), vals.argmax(axis=0)
-        lo = vals[lo_i, np.arange(cols.size)]
-        hi = vals[hi_i, np.arange(cols.size)]
-    if np.all(lo == hi):
-        return _Ultra(True, 1.0, 1.0, 0.0, True, (0, 1) if n > 1 else None, int(cols[0]))
-    ratios = lo / hi
-    k = int(np.argmin(ratios))
-    ratio = float(ratios[k])
-    # one correctly rounded division (absolute 2**-1074 if it underflows)
-    ratio_low = max(0.0, ratio * (1.0 - 2 * _U) - _TINY)
-    if ratio_low > 0:
-        log_max = _up(-math.log(ratio_low), 4 * _U, 4 * _U, upper=math.inf)
-    else:  # the ratio underflowed: use the logs of the entries instead
-        with np.errstate(divide="ignore"):
-            la, lb = np.log(hi), np.log(lo)
-        d = la - lb
-        log_max = float(np.max(np.nextafter(d + 8 * _U * (np.abs(la) + np.abs(lb) + np.abs(d)), np.inf)))
-    return _Ultra(True, ratio, ratio_low, log_max, False, (int(lo_i[k]), int(hi_i[k])), int(cols[k]))
-
-
 # ----------------------------------------------------------------- Dobrushin search
 _WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
-@dataclass(frozen=True)
-class _Prep:
-    """What every eps shares: the operator data, row sums, a disjoint pair, the ultra pass."""
-
-    data: Any
-    n: int
-    m: int
-    sums: np.ndarray
-    disjoint: tuple | None
-    ultra: _Ultra
-    block: int
-    #: per-operator state reused across calls (the pair bounds of :mod:`.anchors`)
-    cache: dict = field(default_factory=dict, compare=False, repr=False)
-
-
 def _probe_disjoint(data) -> tuple[int, int] | None:
     if isinstance(data, DaskRows):  # a dask-backed operator: two dask passes (issue 11)
-        from .dask_prep import probe_disjoint
         return probe_disjoint(data)
     """An ordered pair of inputs with disjoint supports, or None if none is found.
 
@@ -225,15 +107,6 @@ def _probe_disjoint(data) -> tuple[int, int] | None:
     return None
 
 
-def _tile_rows(m: int, block_size: int | None = None) -> int:
-    """Rows per block of a tile of the pair scans (:mod:`.scan`): ``block_size`` when given, else about
-    1 MiB of rows (16..512 rows, even). Depends on m only, never on the number of workers."""
-    if block_size is not None:
-        return int(block_size)
-    b = 2**20 // (8 * max(m, 1))
-    return int(min(512, max(16, b - b % 2)))
-
-
 #: The last few preparations, keyed by the identity of the (read-only) stored matrix and checked
 #: through a weak reference to it (a new matrix at a recycled id is never taken for the old one).
 #: Small operators are kept for repeated cheap calls; at most ``_BIG_PREPS`` large ones are kept too,
@@ -254,7 +127,6 @@ def _forget(key, ref) -> None:
 
 def _prepare(K: MarkovOperator, block_size: int | None) -> _Prep:
     if row_source(K) is not None:  # a dask-backed operator: its row reader, never the whole matrix (issue 11)
-        from .dask_prep import prepare_rows
         return prepare_rows(K, block_size)
     key = (id(K._data), block_size)
     hit = _PREP_CACHE.get(key)
@@ -305,7 +177,7 @@ def _max_inf(prep: _Prep) -> tuple[float, int, int]:
     for j0 in range(0, n, width):
         j1 = min(n, j0 + width)
         Z = (_rows(data, slice(j0, j1)) == 0).astype(float)
-        A = np.asarray(data @ Z.T) if not isinstance(data, DaskRows) else _dask_times(data, Z.T)
+        A = np.asarray(data @ Z.T) if not isinstance(data, DaskRows) else times(data, Z.T)
         A[np.arange(j0, j1), np.arange(j1 - j0)] = -1.0  # a row against itself is not a pair
         k = int(np.argmax(A))
         if A.flat[k] > best:

@@ -30,11 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .coefficients import (_SRC, DobrushinResult, DoeblinResult, UltraMixingResult, dobrushin, dobrushin_curve,
-                           ultra_mixing)
+from .dense import dense_curve, dense_dobrushin, dense_ldp_guarantee, dense_ultra_mixing
 from .readings import _check_epsilons, _raw_order, _shift, _widen
-from .guarantees import LDPGuarantee
-from .pairwise import _U
+from .results import _SRC, DobrushinResult, DoeblinResult, LDPGuarantee, UltraMixingResult
+from .rows import _U
 from ..errors import ResourceLimitError
 from ..operators import MarkovOperator, PairOrbit, StructuredOperator, operator_error
 
@@ -204,7 +203,7 @@ def structured_dobrushin(K: StructuredOperator, eps: float, normalised: bool, so
         orbits = [orbits[int(k)] for k in _candidates(_approx_values(orbits, eps))]
     for o in orbits:
         order = _raw_order(eps, o.rel)
-        res = dobrushin(o.op, order)
+        res = dense_dobrushin(o.op, order)
         g = _widen(res.gamma, eps, o.rel)
         if best is None or g > best[0]:
             best = (g, o, res)
@@ -231,7 +230,7 @@ def structured_curve(K: StructuredOperator, eps: np.ndarray, normalised: bool) -
     for o in orbits:
         orders = np.array([_raw_order(float(e), o.rel) for e in eps])
         uniq, back = np.unique(orders, return_inverse=True)
-        raw = dobrushin_curve(o.op, uniq)[back]
+        raw = dense_curve(o.op, uniq)[back]
         vals = np.array([_widen(float(g), float(e), o.rel) for g, e in zip(raw, eps)])
         out = np.maximum(out, vals)
     return out
@@ -281,7 +280,7 @@ def structured_ultra_mixing(K: StructuredOperator, normalised: bool) -> UltraMix
         top = float(np.min(lo * (1.0 + 2.0 * err)))
         orbits = [orbits[int(k)] for k in np.flatnonzero(lo * (1.0 - 2.0 * err) <= top * (1.0 + _CANDIDATE_RTOL))]
     for o in orbits:
-        res = ultra_mixing(o.op)
+        res = dense_ultra_mixing(o.op)
         # the orbit's ratios are within [1 - e, 1 + e]; normalising moves a ratio by [(1 - r)/(1 + r), (1 + r)/(1 - r)]
         g = _ratio_widen(_ratio_widen(res.gamma, o.orbit.ratio_error), r)
         if best is None or (g, -res.ratio) > (best[0], -best[1].ratio):
@@ -317,8 +316,6 @@ def structured_ldp_guarantee(K: StructuredOperator, normalised: bool) -> LDPGuar
     """:func:`chainamp.ldp_guarantee` of a structured operator: the pure level is the largest orbit log-ratio
     (rounded up, widened by the ratio error and, with ``normalised``, the normalisation), ``delta`` the
     orbit curve."""
-    from .guarantees import ldp_guarantee
-
     r = operator_error(K).rel if normalised else 0.0
     eps = 0.0
     orbits = _orbits(K, False)
@@ -328,7 +325,7 @@ def structured_ldp_guarantee(K: StructuredOperator, normalised: bool) -> LDPGuar
         top = float(np.max(hi - wide))
         orbits = [orbits[int(k)] for k in np.flatnonzero(hi + wide >= top - _CANDIDATE_RTOL * (1.0 + abs(top)))]
     for o in orbits:
-        e = ldp_guarantee(o.op).epsilon
+        e = dense_ldp_guarantee(o.op).epsilon
         wide = _combine(o.orbit.ratio_error, 0.0)
         if wide and 0.0 < e < math.inf:
             e = math.nextafter((e + _shift(wide)) * (1.0 + 4 * _U), math.inf)

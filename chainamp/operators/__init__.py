@@ -1,7 +1,8 @@
 """Markov operators: the finite stochastic matrices K that post-process a mechanism's output.
 
-* :mod:`.markov`: :class:`MarkovOperator` (dense or CSR, labelled, immutable), its
-  constructors (graphs, random walks) and :func:`kron`.
+* :mod:`.markov`: :class:`MarkovOperator` (dense or CSR, labelled, immutable) and its
+  constructors (graphs, random walks); :func:`kron` lives in :mod:`.kronecker` (it may return a
+  :class:`KroneckerOperator`, a subclass, which the base class never imports).
 * :mod:`.chain`: the chain's structure (communicating, recurrent and transient classes, periods).
 * :mod:`.stationary`: stationary distributions, one per recurrent class (GTH, sparse solvers).
 * :mod:`.spectral`: the spectral gap and relaxation time (floating-point estimates).
@@ -24,7 +25,7 @@ from .analysis import *  # noqa: F401,F403
 from . import analysis, chain, markov, spectral, stationary
 
 #: what ``chainamp`` re-exports at the top level
-__all__ = (list(markov.__all__) + list(chain.__all__) + list(stationary.__all__) + list(spectral.__all__)
+__all__ = (list(markov.__all__) + ["kron"] + list(chain.__all__) + list(stationary.__all__) + list(spectral.__all__)
            + list(analysis.__all__))
 
 # Public to the layers above but not part of the top-level namespace: matrix validation (mixing.lp), the
@@ -36,7 +37,7 @@ from .products import EXACT, ProductError, multiply, operator_error, smallest_po
 # Structured operators (never densified unless asked): the base class and its pair orbits, k-ary symmetric channels.
 from .structured import Labels, PairOrbit, StructuredOperator  # noqa: E402
 from .symmetric import SymmetricChannel  # noqa: E402
-from .kronecker import KroneckerOperator  # noqa: E402  (Kronecker products kept as their factors)
+from .kronecker import KroneckerOperator, kron  # noqa: E402  (Kronecker products kept as their factors)
 __all__ += ["KroneckerOperator"]
 from .structured_products import hockey_shift, widen_hockey  # noqa: E402
 __all__ += ["StructuredOperator", "SymmetricChannel"]  # top-level names (Labels, PairOrbit: chainamp.operators)

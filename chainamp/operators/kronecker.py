@@ -37,7 +37,7 @@ from .markov import MarkovOperator
 from .labels import Labels
 from .structured import StructuredOperator
 
-__all__ = ["KroneckerOperator"]
+__all__ = ["KroneckerOperator", "kron"]
 
 _U = UNIT_ROUNDOFF
 
@@ -418,10 +418,27 @@ KRON_DENSE_MAX_ENTRIES = 1 << 24
 MAX_DENSE_FACTORS = 1 << 12
 
 
-def kron_product(operators: tuple, structured: bool | None) -> MarkovOperator:
-    """The body of :func:`chainamp.kron` (see there): the product as a :class:`KroneckerOperator` or as a
-    matrix. Sizes are estimated in floats before any big-integer arithmetic or allocation, so a huge
-    product is refused (or kept structured) at once."""
+def kron(*operators: MarkovOperator, structured: bool | None = None) -> MarkovOperator:
+    """Product operator for independent coordinates: ``K1 (x) K2 (x) ...``.
+
+    The input ``(x1, x2, ...)`` is mapped coordinate-wise. Labels are tuples with one entry
+    per factor, ``(x1, x2, ...)`` with ``x1`` a label of ``K1``, in lexicographic order of
+    the factors' label orders (``itertools.product``: the last factor varies fastest), which
+    is the row and column order of ``numpy.kron``. Sparse when any factor is sparse.
+    ``structured=True`` keeps the factors (:class:`~chainamp.operators.KroneckerOperator`, never
+    densified unless asked), ``False`` forms the matrix (size-checked first); by default the factors
+    are kept when the matrix would have more than 2^24 entries. Sizes are estimated in floats before any
+    big-integer arithmetic or allocation, so a huge product is refused (or kept structured) at once.
+
+    Examples
+    --------
+    >>> K = MarkovOperator([[0.75, 0.25], [0.25, 0.75]])
+    >>> KK = kron(K, K)
+    >>> KK.shape, KK.inputs[1], round(float(KK.matrix[0, 3]), 4)
+    ((4, 4), (0, 1), 0.0625)
+    >>> kron(*[K] * 64).shape == (2**64, 2**64)
+    True
+    """
     if not operators:
         raise InvalidParameterError("kron needs at least one operator")
     same = operators.count(operators[0]) == len(operators)  # one factor repeated (C speed: identity first)

@@ -25,7 +25,7 @@ from .._numerics import ROW_SUM_ATOL, check_int, check_real
 from ._guards import check_densify, check_identity, checked_product, row_normalize as _row_normalize
 from ..errors import IncompatibleOperatorsError, InvalidOperatorError, InvalidParameterError
 
-__all__ = ["MarkovOperator", "kron"]
+__all__ = ["MarkovOperator"]  # kron: in .kronecker (it builds KroneckerOperator, a subclass)
 
 
 def _check_labels(labels: Iterable[Hashable] | None, n: int, which: str) -> tuple:
@@ -257,12 +257,15 @@ class MarkovOperator:
     def from_dask(cls, array: Any, inputs=None, outputs=None, *, row_sum_atol: float = ROW_SUM_ATOL,
                   progress: bool | None = None) -> MarkovOperator:
         """K held in a 2-D dask array, validated and scanned block by block (:mod:`.dask_backed`)."""
-        return __import__(f"{__package__}.dask_backed", fromlist=["_"]).DaskMarkovOperator(
-            array, inputs, outputs, row_sum_atol=row_sum_atol, progress=progress)
+        from .dask_backed import DaskMarkovOperator  # the entry point of the optional dask backend (a subclass)
+
+        return DaskMarkovOperator(array, inputs, outputs, row_sum_atol=row_sum_atol, progress=progress)
 
     def to_dask(self, chunks: Any = "auto"):
         """K as a 2-D dask array of float64 in ``chunks`` (labels are not carried): :func:`.dask_backed.to_dask`."""
-        return __import__(f"{__package__}.dask_backed", fromlist=["_"]).to_dask(self, chunks)
+        from .dask_backed import to_dask  # the entry point of the optional dask backend
+
+        return to_dask(self, chunks)
 
     # ------------------------------------------------------------ algebra
     @classmethod
@@ -464,28 +467,3 @@ def _preview(labels: tuple, k: int = 4) -> str:
     if len(labels) <= k + 2:
         return repr(list(labels))
     return "[" + ", ".join(repr(x) for x in labels[:k]) + f", ... ({len(labels)} labels)]"
-
-
-def kron(*operators: MarkovOperator, structured: bool | None = None) -> MarkovOperator:
-    """Product operator for independent coordinates: ``K1 (x) K2 (x) ...``.
-
-    The input ``(x1, x2, ...)`` is mapped coordinate-wise. Labels are tuples with one entry
-    per factor, ``(x1, x2, ...)`` with ``x1`` a label of ``K1``, in lexicographic order of
-    the factors' label orders (``itertools.product``: the last factor varies fastest), which
-    is the row and column order of ``numpy.kron``. Sparse when any factor is sparse.
-    ``structured=True`` keeps the factors (:class:`~chainamp.operators.KroneckerOperator`, never
-    densified unless asked), ``False`` forms the matrix (size-checked first); by default the factors
-    are kept when the matrix would have more than 2^24 entries.
-
-    Examples
-    --------
-    >>> K = MarkovOperator([[0.75, 0.25], [0.25, 0.75]])
-    >>> KK = kron(K, K)
-    >>> KK.shape, KK.inputs[1], round(float(KK.matrix[0, 3]), 4)
-    ((4, 4), (0, 1), 0.0625)
-    >>> kron(*[K] * 64).shape == (2**64, 2**64)
-    True
-    """
-    from .kronecker import kron_product  # lazy: kronecker builds on this module
-
-    return kron_product(operators, structured)

@@ -27,50 +27,21 @@ product of the factors' patterns.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_memory
 from .markov import MarkovOperator
+from .product_error import EXACT, ProductError  # the result class, below this module and .structured_products
 from .structured import StructuredOperator
+from .structured_products import structured_multiply, structured_operator_error
 
 __all__ = ["ProductError", "EXACT", "multiply", "smallest_positive", "operator_error"]
 
 _SMALLEST_NORMAL = 2.0**-1022
 #: A sparse left factor denser than this is densified before a product (the product is nearly full anyway).
 DENSE_FILL = 0.25
-
-
-@dataclass(frozen=True)
-class ProductError:
-    """Entrywise error of a stored operator against the exact one it stands for.
-
-    ``true = stored (1 +- rel) +- absolute``; ``support_exact`` says the stored
-    zeros are exactly the true zeros; ``min_positive`` is the smallest positive
-    stored entry (for ratio bounds).
-    """
-
-    rel: float = 0.0
-    absolute: float = 0.0
-    support_exact: bool = True
-    min_positive: float = 1.0
-
-    @property
-    def is_exact(self) -> bool:
-        return self.rel == 0.0 and self.absolute == 0.0 and self.support_exact
-
-    def ratio_error(self) -> float:
-        """``e`` with ``true / stored in [1 - e, 1 + e]`` for every positive stored entry (inf if none)."""
-        if self.absolute == 0.0:
-            return self.rel
-        if self.min_positive <= 0.0:
-            return math.inf
-        return self.rel + self.absolute / self.min_positive
-
-
-EXACT = ProductError()
 
 
 def smallest_positive(K: MarkovOperator) -> float:
@@ -98,7 +69,6 @@ def operator_error(K: MarkovOperator) -> ProductError:
     True
     """
     if isinstance(K, StructuredOperator):  # exact row sums, never densified
-        from .structured_products import structured_operator_error
         return structured_operator_error(K)
     stats = getattr(K, "row_stats", None)  # a dask-backed operator: from its validation pass, never densified
     if stats is not None:
@@ -148,7 +118,6 @@ def multiply(A: MarkovOperator, err_a: ProductError, B: MarkovOperator,
     (True, 0.0, True)
     """
     if isinstance(A, StructuredOperator) or isinstance(B, StructuredOperator):  # stays structured if it can
-        from .structured_products import structured_multiply
         done = structured_multiply(A, err_a, B, err_b)
         if done is not None:
             return done

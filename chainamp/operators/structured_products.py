@@ -22,7 +22,7 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF
 from .markov import MarkovOperator
-from .products import ProductError
+from .product_error import ProductError
 from .structured import StructuredOperator
 
 __all__ = ["structured_operator_error", "structured_multiply", "structured_smallest_positive", "widen_hockey",

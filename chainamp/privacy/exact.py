@@ -1,4 +1,5 @@
-"""The exact privacy profile of a finite mechanism: :func:`privacy_profile` builds an
+"""The exact privacy profile of a finite mechanism: :func:`exact_profile` (the body of
+:func:`chainamp.privacy_profile` for every mechanism that is not structured) builds an
 :class:`ExactProfile`, ``delta(eps) = max over neighbouring (u, u') of D_{e^eps}(M_u || M_u')``
 (the profile of Balle, Barthe, Gaboardi 2018 that Theorem 1 of Balle, Barthe, Gaboardi, Geumlek
 2019 consumes), from the outcomes of each pair sorted by log-likelihood ratio.
@@ -6,7 +7,7 @@
 Pairs are streamed by blocks (:mod:`._exact_stream`): nothing per pair is stored but a few numbers per
 unit of consecutive pairs (a certified upper bound of their curves), so later queries recompute only the
 pairs that can attain the maximum. Every delta is an upper bound of the exact value, rounded UP past
-its floating-point error (the error model is in :func:`privacy_profile`).
+its floating-point error (the error model is in :func:`chainamp.privacy_profile`, :mod:`.finite`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import numpy as np
 
 from .._numerics import (UNIT_ROUNDOFF, check_epsilon, check_executor, check_memory, check_progress, map_blocks,
                          round_up_array)
-from ..operators import StructuredOperator, as_operator, row_source
+from ..operators import as_operator, row_source
 from . import _exact_stream as st
 from .neighbors import neighbor_pairs
 from .dominating import DominatingPair
 from .profiles import PrivacyProfile
 
-__all__ = ["ExactProfile", "privacy_profile"]
+__all__ = ["ExactProfile"]  # privacy_profile: in .finite, which dispatches to exact_profile
 
 #: Queries of at most this many eps on more than ``_FEW_CLASSES`` stored classes are pruned class by class.
 _FEW_EPS = 4
@@ -61,6 +62,7 @@ class ExactProfile(PrivacyProfile):
         """The same profile (sharing its data and pruning summaries) whose later computations run on
         ``executor`` with ``progress`` (see :func:`privacy_profile`); values and witnesses are unchanged.
 
+        >>> from chainamp.privacy import privacy_profile
         >>> prof = privacy_profile([[0.75, 0.25], [0.25, 0.75]]).using(progress=False)
         >>> round(prof.delta(0.0), 6)
         0.5
@@ -258,6 +260,7 @@ class ExactProfile(PrivacyProfile):
         (the first pair in input order attaining the maximum of the computed bounds; the first pair when
         delta is 0).
 
+        >>> from chainamp.privacy import privacy_profile
         >>> prof = privacy_profile([[0.75, 0.25], [0.5, 0.5]], neighbors=None)
         >>> prof.witness(0.1)  # D(M_1 || M_0) = 0.5 - e^0.1 0.25 beats D(M_0 || M_1)
         (1, 0)
@@ -333,60 +336,13 @@ def _prepare(op, space: st.PairSpace, data) -> dict:
     return {"cols": cols, "m": m, "big": big, "devs": np.concatenate(devs)}
 
 
-def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None, progress: bool | None = None,
-                    executor: Any = None) -> ExactProfile:
-    """Exact privacy profile of a finite mechanism: ``delta(eps) = max over neighbouring (u, u')
-    of D_{e^eps}(M_u || M_u')`` (both orders of every pair count).
-
-    ``M`` is a :class:`~chainamp.operators.MarkovOperator` (a dask-backed one is read by row blocks) or a
-    row-stochastic matrix (rows = data values, columns = outputs: a numpy array, a scipy.sparse matrix or
-    nested lists, checked as ``MarkovOperator(M)`` does); ``neighbors`` is None (all pairs: local DP, so
-    this is an LDP audit of any channel), a networkx Graph over M's input labels, or a list of label pairs.
-    ``progress`` (None: a tqdm bar after 2 s; True; False) and ``executor`` (None: serial, or any
-    ``concurrent.futures.Executor``) apply to this call and to every later query of the profile; blocks of
-    pairs are combined in pair order, so values and witnesses are identical serially and in parallel.
-
-    Method: for each unordered pair the outcomes are sorted by the log-likelihood ratio
-    ``l_y = log M_u(y) - log M_u'(y)``; with partial sums ``P, Q`` of ``M_u, M_u'`` in that order,
-    ``D_{e^eps}(M_u || M_u')= P_k - e^eps Q_k`` where k counts the outcomes with ``l_y > eps``
-    (a prefix), and the reverse direction is the matching suffix. Outputs no compared row can
-    produce are dropped first. Memory: pairs are streamed by blocks of about ``2^18`` pair-outcome
-    entries (all pairs are enumerated by index, never listed); every requested eps is evaluated in the
-    same pass. The first query streams every pair and keeps, per unit of consecutive pairs (at most
-    ``2^18`` units), the maximum of the computed values on a grid of 33 eps in ``[0, largest log-ratio]``
-    and at ``eps = inf``. A later query recomputes only the units whose certified upper bound reaches a
-    computed value: the curve ``H_a`` is convex and non-increasing in ``a = e^eps``, so between grid points it
-    lies below the chord of the grid values (weights rounded outward, values raised by 8 units of
-    rounding) plus the largest amount a computed value can exceed the exact one (``value_margin``), and
-    it is 0 past the unit's pure level. A skipped unit's values are therefore below the maximum: the
-    result and the witness are those of the full scan. Pairs whose sorted data are bit-identical (k-RR:
-    all of them) form a class; when the classes' data fit in 32 MiB, later queries evaluate one
-    representative per class (the first pair of the class, so witnesses are unchanged) instead.
-
-    Rounding (all toward larger delta): computed log-ratios are within
-    ``llr_err = 32 u max|log M(y)|`` of the exact ones (``u = 2^-53``; this allows 4-ulp
-    library logarithms); an outcome on the wrong
-    side of eps changes the sum by at most ``2 llr_err M_u(y)``, so the mass of the outcomes
-    whose computed ratio is within ``llr_err`` of eps is added with that weight. Partial sums
-    are inflated by ``(m + 4) u`` relative, ``e^eps Q_k`` (computed as ``exp(eps + log Q_k)``)
-    deflated by ``u (2 eps + 10 |log Q_k| + m + 16)`` relative, and the maximum over pairs is
-    rounded up once more. ``pure_epsilon`` is the largest computed finite log-ratio plus
-    ``2 llr_err`` (0 when all compared rows are equal, inf when a support differs); delta is 0
-    from there on.
-
-    Examples
-    --------
-    >>> rr = [[0.75, 0.25], [0.25, 0.75]]
-    >>> prof = privacy_profile(rr)
-    >>> round(prof.delta(0.0), 6), round(prof.pure_epsilon, 6)
-    (0.5, 1.098612)
-    """
+def exact_profile(M: Any, neighbors: Any = None, *, name: str | None = None, progress: bool | None = None,
+                  executor: Any = None) -> ExactProfile:
+    """:func:`chainamp.privacy_profile` of a mechanism that is not structured: the method, memory and rounding
+    are documented there; the same arguments, validation and result."""
     progress = check_progress(progress)
     executor = check_executor(executor)
     op = as_operator(M, "M")
-    if isinstance(op, StructuredOperator):  # per orbit of neighbouring pairs, never densified (.structured)
-        from .structured import structured_profile
-        return structured_profile(op, neighbors, name)
     labels = op.inputs
     if neighbors is None:
         if len(labels) < 2:

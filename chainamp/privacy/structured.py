@@ -5,7 +5,7 @@ orbit whose two small vectors ``(p, q)`` of block masses have the pair's privacy
 (:class:`~chainamp.operators.PairOrbit`). So ``delta(eps) = max over neighbouring (u, u') of
 D_{e^eps}(M_u || M_u')`` (Balle, Barthe, Gaboardi 2018) is the maximum over the orbits met by the
 neighbour relation of ``D_{e^eps}(p || q)`` and ``D_{e^eps}(q || p)`` (both directions of every
-neighbouring pair count). It is computed by the dense exact machinery (:func:`privacy_profile`) on
+neighbouring pair count). It is computed by the dense exact machinery (:func:`.exact.exact_profile`) on
 the small *orbit mechanism*: two rows ``p``, ``q`` per orbit, on disjoint blocks of outputs, the pairs
 ``(p, q)`` its neighbours. The orbit entries are within ``1 +- rel_error`` of the exact masses and the
 stored rows stand for their normalised rows (exact row sums from
@@ -25,7 +25,7 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_epsilon
 from ..operators import MarkovOperator, StructuredOperator, hockey_shift, operator_error, widen_hockey
-from .exact import privacy_profile
+from .exact import exact_profile
 from .neighbors import neighbor_pairs
 from .profiles import PrivacyProfile
 
@@ -62,6 +62,7 @@ class StructuredProfile(PrivacyProfile):
         """A neighbouring pair ``(u, u')`` of input labels attaining ``delta(epsilon)`` (up to the widening).
 
         >>> from chainamp.mechanisms import randomized_response
+        >>> from chainamp.privacy import privacy_profile
         >>> privacy_profile(randomized_response(10**6, 1.0)).witness(0.5)
         (0, 1)
         """
@@ -103,7 +104,7 @@ def structured_profile(M: StructuredOperator, neighbors: Any = None, name: str |
         col += size
     # the orbit rows sum to the stored rows' sums (accepted when M was built): no second row-sum check
     orbit_mech = MarkovOperator(mat, row_sum_atol=1.0)
-    inner = privacy_profile(orbit_mech, [(2 * r, 2 * r + 1) for r in range(len(chosen))])
+    inner = exact_profile(orbit_mech, [(2 * r, 2 * r + 1) for r in range(len(chosen))])
     rel_norm = operator_error(M).rel
     rel = max((o.rel_error for o in chosen), default=0.0)
     if rel or rel_norm:
