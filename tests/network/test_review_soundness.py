@@ -44,3 +44,18 @@ def test_noise_scale_does_not_change_the_certificate(scale):
         got = mpmath.mpf(float(res.mu_matrix[i, 0]))
         assert got >= ref[u], (u, float(got), ref[u])
         assert (got - ref[u]) / ref[u] < 1e-9
+
+
+@pytest.mark.parametrize("mu, alpha", [(2.8463178893335015, 3.0), (0.5594121667363561, 10.0),
+                                       (1.0482850977782032, 1.5)], ids=["a3", "a10", "a1.5"])
+def test_renyi_is_rounded_up(mu, alpha):
+    """Counterexample of the review: alpha mu^2 / 2 rounded with one nextafter after two roundings fell below the
+    exact value: mu = 2.8463178893335015 exactly (sigma = 1, a neighbour's y_0 received), alpha = 3 gave
+    12.152288290709878, 3.6e-16 below 3 mu^2 / 2."""
+    from fractions import Fraction
+
+    res = gossip_privacy(nx.path_graph(3), 1, sigma=1.0, sensitivity=mu, sources=[1], observers=[0], progress=False)
+    assert res.mu(1, 0) == mu  # full rank: mu = sensitivity / sigma exactly
+    got = float(res.renyi(alpha)[0, 0])
+    assert Fraction(got) >= Fraction(alpha) * Fraction(mu) ** 2 / 2
+    assert got <= alpha * mu ** 2 / 2 * (1 + 1e-14)
