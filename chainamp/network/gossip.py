@@ -86,7 +86,7 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
     >>> round(float(res.published(2.0)[0, 0]), 3)   # the published per-message sum
     0.749
     """
-    sched = as_schedule(W, rounds, rule, row_sum_atol)
+    sched = as_schedule(W, rounds, rule, row_sum_atol, memory_limit=memory_limit)
     sig = as_sigma(sigma, sched)
     delta_ = sensitivity_value(sensitivity)
     view = check_choice(view, "view", VIEWS)

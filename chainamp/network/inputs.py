@@ -144,11 +144,15 @@ def _one_matrix(W: Any, name: str, rule: str | None, row_sum_atol: float) -> tup
     return mat, op.inputs
 
 
-def as_schedule(W: Any, rounds: Any, rule: str | None = None, row_sum_atol: float = ROW_SUM_ATOL) -> Schedule:
+def as_schedule(W: Any, rounds: Any, rule: str | None = None, row_sum_atol: float = ROW_SUM_ATOL,
+                memory_limit: Any = None) -> Schedule:
     """Validate ``W`` (one matrix, or a list of per-round matrices) and ``rounds``."""
     T = check_int(rounds, "rounds")
     if T < 1:
         raise InvalidParameterError(f"rounds must be >= 1 (got {T})")
+    # one reference per round here and a (round, senders) entry per round in every view's plan, before any view
+    # is sized: refuse absurd round counts first
+    check_memory(128.0 * T, f"a schedule of rounds={T} rounds", memory_limit=memory_limit)
     if isinstance(W, (list, tuple)) and W and not isinstance(W[0], numbers.Number) and not (
             isinstance(W[0], (list, tuple)) and W[0] and isinstance(W[0][0], numbers.Number)):
         if len(W) != T:

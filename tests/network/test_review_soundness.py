@@ -59,3 +59,18 @@ def test_renyi_is_rounded_up(mu, alpha):
     got = float(res.renyi(alpha)[0, 0])
     assert Fraction(got) >= Fraction(alpha) * Fraction(mu) ** 2 / 2
     assert got <= alpha * mu ** 2 / 2 * (1 + 1e-14)
+
+
+@pytest.mark.parametrize("rounds", [10 ** 11, 10 ** 15], ids=["1e11", "1e15"])
+def test_huge_rounds_are_refused_before_allocating(rounds):
+    """Counterexample of the review: rounds = 10**9 built a tuple of 10**9 references (8 GB) and a per-round plan
+    before any memory check (a bare MemoryError under ``ulimit -v``, the machine's memory without it)."""
+    from chainamp.errors import ResourceLimitError
+
+    with pytest.raises(ResourceLimitError, match="rounds"):
+        gossip_privacy(nx.cycle_graph(5), rounds, sigma=1.0, progress=False)
+
+
+def test_rounds_within_the_limit_still_run():
+    res = gossip_privacy(nx.cycle_graph(5), 40, sigma=1.0, observers=[0], progress=False, memory_limit="1GiB")
+    assert res.rounds == 40
