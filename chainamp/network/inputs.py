@@ -177,7 +177,11 @@ def node_indices(nodes: Any, sched: Schedule, name: str, *, default_all: bool = 
     """Indices of the node labels in ``nodes`` (``None``: all nodes, or ``None`` when not ``default_all``)."""
     if nodes is None:
         return np.arange(sched.n) if default_all else None
-    if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+    try:
+        one_label = nodes in sched.index  # a label first (a tuple label is one node), as networkx's nbunch
+    except TypeError:  # unhashable: a list or set of labels
+        one_label = False
+    if one_label or isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
         nodes = [nodes]
     out = []
     for x in nodes:

@@ -74,3 +74,15 @@ def test_huge_rounds_are_refused_before_allocating(rounds):
 def test_rounds_within_the_limit_still_run():
     res = gossip_privacy(nx.cycle_graph(5), 40, sigma=1.0, observers=[0], progress=False, memory_limit="1GiB")
     assert res.rounds == 40
+
+
+def test_a_tuple_label_is_one_node():
+    """Counterexample of the review: nodes 0, 1, 2 and (0, 1); observers=(0, 1) silently meant the two observers 0 and
+    1, not the node (0, 1) (and on a grid graph it raised 'observers contains 0'). A label is taken as one node first,
+    as networkx's nbunch does."""
+    G = nx.Graph([(0, 1), (1, 2), (2, (0, 1)), ((0, 1), 0)])
+    res = gossip_privacy(G, 3, sigma=1.0, observers=(0, 1), sources=(0, 1), colluders=(0, 1), progress=False)
+    assert res.observers == ((0, 1),) and res.sources == ((0, 1),) and res.colluders == ((0, 1),)
+    assert gossip_privacy(G, 3, sigma=1.0, observers=[0, 1], progress=False).observers == (0, 1)
+    grid = gossip_privacy(nx.grid_2d_graph(2, 3), 3, sigma=1.0, observers=(0, 1), progress=False)
+    assert grid.observers == ((0, 1),)
