@@ -86,3 +86,57 @@ def test_a_tuple_label_is_one_node():
     assert gossip_privacy(G, 3, sigma=1.0, observers=[0, 1], progress=False).observers == (0, 1)
     grid = gossip_privacy(nx.grid_2d_graph(2, 3), 3, sigma=1.0, observers=(0, 1), progress=False)
     assert grid.observers == ((0, 1),)
+
+
+def _gauss_delta(mu, eps):
+    """delta(eps) of the Gaussian mechanism with parameter mu (Balle and Wang 2018), mpmath at 60 digits."""
+    mpmath.mp.dps = 60
+    mu, eps = mpmath.mpf(mu), mpmath.mpf(eps)
+    return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+
+@pytest.fixture(scope="module")
+def florentine():
+    G = nx.florentine_families_graph()
+    return gossip_privacy(G, 3, sigma=np.linspace(0.5, 3.0, 15), sensitivity=0.7, observers=list(G.nodes)[:4],
+                          progress=False)
+
+
+def test_profile_epsilon_renyi_against_the_gaussian_formula(florentine):
+    res = florentine
+    vals = sorted({float(x) for x in res.mu_matrix.ravel() if x > 0 and not math.isnan(x)})
+    assert len(vals) >= 5
+    picks = vals[:: max(1, len(vals) // 6)]
+    for mu in picks:
+        i, j = map(int, np.argwhere(res.mu_matrix == mu)[0])
+        u, v = res.sources[i], res.observers[j]
+        prof = res.profile(u, v)
+        for eps in (0.0, 0.3, 1.0, 3.0):
+            assert mpmath.mpf(prof.delta(eps)) >= _gauss_delta(mu, eps)
+            assert prof.delta(eps) <= float(_gauss_delta(mu, eps)) * (1 + 1e-6) + 1e-300
+        for delta in (1e-3, 1e-6, 1e-10):
+            e = float(res.epsilon(delta)[i, j])
+            assert _gauss_delta(mu, e) <= delta  # the reported eps is enough
+            assert _gauss_delta(mu, e * (1 - 1e-6) - 1e-12) > delta or e == 0.0  # and not far above
+        for alpha in (1.5, 2.0, 7.0):
+            from fractions import Fraction
+            got = float(res.renyi(alpha)[i, j])
+            assert Fraction(got) >= Fraction(alpha) * Fraction(mu) ** 2 / 2
+            assert got == pytest.approx(alpha * mu ** 2 / 2, rel=1e-14)
+    # zero and coalition entries
+    assert np.all(np.isnan(res.renyi(2.0)) == np.isnan(res.mu_matrix))
+    assert np.all((res.renyi(2.0) == 0) == (res.mu_matrix == 0))
+
+
+def test_compose_of_profiles_is_the_gaussian_at_sqrt_k_mu(florentine):
+    import chainamp
+
+    res = florentine
+    i, j = map(int, np.argwhere((res.mu_matrix > 0.2) & (res.mu_matrix < 2.0))[0])
+    mu = float(res.mu_matrix[i, j])
+    prof = res.profile(res.sources[i], res.observers[j])
+    composed = chainamp.compose([prof, prof], counts=[2, 2])  # four independent runs
+    for eps in (0.5, 2.0):
+        exact = _gauss_delta(2 * mu, eps)
+        assert mpmath.mpf(composed.delta(eps)) >= exact
+        assert composed.delta(eps) <= float(exact) * 1.05 + 1e-12
