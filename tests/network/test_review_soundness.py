@@ -140,3 +140,27 @@ def test_compose_of_profiles_is_the_gaussian_at_sqrt_k_mu(florentine):
         exact = _gauss_delta(2 * mu, eps)
         assert mpmath.mpf(composed.delta(eps)) >= exact
         assert composed.delta(eps) <= float(exact) * 1.05 + 1e-12
+
+
+def test_renyi_of_a_tiny_mu_is_not_zero():
+    """Counterexample of the review: sensitivity 1e-300 and sigma 1e100 give mu = 5e-324 for the neighbours, and
+    renyi(2) reported 0.0 (mu^2 underflowed; 'zeros stay zero' then kept it), below the exact 2.5e-647... rounded
+    up it is the smallest positive double. With alpha = 1e6 the underflowed mu^2 also hid a factor alpha."""
+    from fractions import Fraction
+
+    res = gossip_privacy(nx.cycle_graph(4), 2, sigma=1e100, sensitivity=1e-300, observers=[0], progress=False)
+    for alpha in (2.0, 1e6):
+        ren = res.renyi(alpha)
+        for i in range(1, 4):
+            mu = float(res.mu_matrix[i, 0])
+            assert mu > 0
+            assert Fraction(float(ren[i, 0])) >= Fraction(alpha) * Fraction(mu) ** 2 / 2
+
+
+def test_overflowing_local_mu_is_a_clear_error():
+    """Review: sensitivity / sigma above the largest double crashed with 'OverflowError: cannot convert Infinity to
+    integer ratio'."""
+    from chainamp.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=r"sensitivity / sigma.*overflows.*node 0"):
+        gossip_privacy(nx.cycle_graph(4), 2, sigma=1e-10, sensitivity=1e300, progress=False)
