@@ -396,7 +396,14 @@ def _rank_log2_bound(sched: Schedule, plan: list, q: int) -> float:
     src = sched.distinct
     s_each = sched.derived("dyadic_s", lambda: [modular.dyadic_scale(w)[0] for w in src])
     shifts = np.cumsum([0] + (s_each * sched.rounds if sched.fixed else s_each))
-    logs = sorted((float(shifts[t]) + 1.0 for t, snd in plan for _ in range(len(snd))), reverse=True)
+    # ||row of P_t||_2 <= its sum <= prod_s (largest row sum of W_s): above 1 when rows are accepted within a
+    # row_sum_atol (rounded up: n-term sums, relative error below 2n u, and the log2 by one part in 1e12)
+    grow = sched.derived("row_growth", lambda: [
+        max(0.0, math.log2(float(np.max(np.asarray(w.sum(axis=1)))) * (1.0 + 2.0 * sched.n * UNIT_ROUNDOFF)))
+        * (1.0 + 1e-12) for w in src])
+    growth = np.cumsum([0.0] + (grow * sched.rounds if sched.fixed else grow))
+    logs = sorted((float(shifts[t]) + float(growth[t]) + 1.0 for t, snd in plan for _ in range(len(snd))),
+                  reverse=True)
     return float(sum(logs[:q]))
 
 

@@ -164,3 +164,32 @@ def test_overflowing_local_mu_is_a_clear_error():
 
     with pytest.raises(InvalidParameterError, match=r"sensitivity / sigma.*overflows.*node 0"):
         gossip_privacy(nx.cycle_graph(4), 2, sigma=1e-10, sensitivity=1e300, progress=False)
+
+
+def test_hadamard_bound_covers_rows_summing_above_one():
+    """Review: the Hadamard bound of the rank proof took every row of P_t to have 2-norm at most 2 (one bit per
+    row); rows accepted within a user's row_sum_atol can sum to more than 1, and P_t's rows then grow like the row
+    sum to the power t (W = 0.5 everywhere on 3 nodes, row_sum_atol = 0.6, T = 12: log2 bound 1168 < 1177.28 exact).
+    The bound must cover the exact integer rows' norms."""
+    from fractions import Fraction
+
+    from chainamp.network import projection
+    from chainamp.network.inputs import as_schedule
+
+    W = np.full((3, 3), 0.5)
+    T = 12
+    sched = as_schedule(W, T, row_sum_atol=0.6)
+    plan = [(t, s) for t, s in projection.view_rows(sched, np.array([0]), "received") if len(s)]
+    s_int = projection.modular.dyadic_scale(sched.mats[0])[0]
+    Wf = [[Fraction(float(x)) for x in row] for row in W]
+    norms2 = []
+    cur = [[Fraction(int(i == j)) for j in range(3)] for i in range(3)]
+    for t in range(T):
+        for _, snd in plan[t:t + 1]:
+            for w in snd:
+                norms2.append(sum(x * x for x in cur[w]) * 4 ** (s_int * t))
+        cur = [[sum(Wf[i][k] * cur[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
+    norms2.sort(reverse=True)
+    q = 2
+    exact_log2 = sum((math.log2(x.numerator) - math.log2(x.denominator)) / 2 for x in norms2[:q])
+    assert projection._rank_log2_bound(sched, plan, q) >= exact_log2
