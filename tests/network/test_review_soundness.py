@@ -128,6 +128,7 @@ def test_profile_epsilon_renyi_against_the_gaussian_formula(florentine):
     assert np.all((res.renyi(2.0) == 0) == (res.mu_matrix == 0))
 
 
+@pytest.mark.slow  # 3 s; test_gossip.py checks compose in the default run
 def test_compose_of_profiles_is_the_gaussian_at_sqrt_k_mu(florentine):
     import chainamp
 
