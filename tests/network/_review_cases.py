@@ -77,7 +77,7 @@ def random_case(rng, max_rows=30, max_n=12):
     # keep the exact reference affordable: few rows
     coal = {v, *col}
     per_round = sum(1 for w in range(n) if w not in coal and any(mats[0][c][w] != 0 or mats[0][w][c] != 0 for c in coal))
-    T = max(1, min(T, max_rows // max(per_round, 1)))
+    T = max(1, min(T, max_rows // max(per_round, 1), 8 if sched else 40))  # a schedule's rationals grow fast
     mats = mats[:T]
     return dict(mats=mats, sched=sched, T=T, sigma=sigma, sens=sens, v=v, col=col, view=view, n=n)
 
