@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -86,7 +87,7 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
     >>> round(float(res.published(2.0)[0, 0]), 3)   # the published per-message sum
     0.749
     """
-    sched = as_schedule(W, rounds, rule, row_sum_atol)
+    sched = as_schedule(W, rounds, rule, row_sum_atol, memory_limit=memory_limit)
     sig = as_sigma(sigma, sched)
     delta_ = sensitivity_value(sensitivity)
     view = check_choice(view, "view", VIEWS)
@@ -99,6 +100,11 @@ def gossip_privacy(W: Any, rounds: int, *, sigma: Any, sensitivity: float = 1.0,
     check_memory(8.0 * (3 * len(src) * len(obs) + 4 * sched.n), f"a {len(src)} x {len(obs)} matrix of mu",
                  memory_limit=memory_limit)
     cap = sensitivity_cap(delta_, sig)
+    if not np.all(np.isfinite(cap)):
+        i = int(np.argmin(np.isfinite(cap)))
+        raise InvalidParameterError(
+            f"sensitivity / sigma overflows for node {sched.labels[i]!r} (sensitivity={delta_!r}, sigma={float(sig[i])!r}): "
+            "rescale both (mu depends on their ratio only)")
     mu = np.empty((len(src), len(obs)))
     status, ranks, margins = [], [], []
     with progress_bar(len(obs), "gossip_privacy", unit="observers", progress=progress) as bar, _one_blas_thread():
@@ -145,7 +151,7 @@ def sensitivity_cap(delta_: float, sigma: np.ndarray) -> np.ndarray:
     out = np.empty(sigma.shape)
     for s in np.unique(sigma):
         q = delta_ / float(s)
-        if Fraction(q) * Fraction(float(s)) != Fraction(delta_):
+        if math.isfinite(q) and Fraction(q) * Fraction(float(s)) != Fraction(delta_):
             q = float(np.nextafter(q, np.inf))
         out[sigma == s] = q
     out.setflags(write=False)

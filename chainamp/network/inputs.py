@@ -144,11 +144,15 @@ def _one_matrix(W: Any, name: str, rule: str | None, row_sum_atol: float) -> tup
     return mat, op.inputs
 
 
-def as_schedule(W: Any, rounds: Any, rule: str | None = None, row_sum_atol: float = ROW_SUM_ATOL) -> Schedule:
+def as_schedule(W: Any, rounds: Any, rule: str | None = None, row_sum_atol: float = ROW_SUM_ATOL,
+                memory_limit: Any = None) -> Schedule:
     """Validate ``W`` (one matrix, or a list of per-round matrices) and ``rounds``."""
     T = check_int(rounds, "rounds")
     if T < 1:
         raise InvalidParameterError(f"rounds must be >= 1 (got {T})")
+    # one reference per round here and a (round, senders) entry per round in every view's plan, before any view
+    # is sized: refuse absurd round counts first
+    check_memory(128.0 * T, f"a schedule of rounds={T} rounds", memory_limit=memory_limit)
     if isinstance(W, (list, tuple)) and W and not isinstance(W[0], numbers.Number) and not (
             isinstance(W[0], (list, tuple)) and W[0] and isinstance(W[0][0], numbers.Number)):
         if len(W) != T:
@@ -173,7 +177,11 @@ def node_indices(nodes: Any, sched: Schedule, name: str, *, default_all: bool = 
     """Indices of the node labels in ``nodes`` (``None``: all nodes, or ``None`` when not ``default_all``)."""
     if nodes is None:
         return np.arange(sched.n) if default_all else None
-    if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+    try:
+        one_label = nodes in sched.index  # a label first (a tuple label is one node), as networkx's nbunch
+    except TypeError:  # unhashable: a list or set of labels
+        one_label = False
+    if one_label or isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
         nodes = [nodes]
     out = []
     for x in nodes:

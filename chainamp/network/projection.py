@@ -27,6 +27,9 @@ upper bound of the exact one:
    count of the ``W_s``; Higham 2002, Sec. 3.5, for each product); hence ``||B - B^||_F <= e_rows =
    (g/(1 - g) + 2u) ||B^||_F`` (``g`` the largest ``g_t``; one more rounding for ``diag(sigma)``). Zeros are
    exact: they are the structural zeros (checked: no product underflows, or the pattern is propagated).
+   ``B`` is scaled by a power of two to a largest entry in [1/4, 1) (the row space is unchanged), so no norm
+   underflows or overflows whatever the scale of ``sigma``; every bound below carries an absolute ``2^-400``
+   for the underflow of tiny entries.
 2. *The exact rank r.* The SVD suggests ``r`` (singular values above ``2 e_rows`` plus a rounding floor).
    :func:`_certify` proves ``rank(B) >= r`` (a positive lower bound on ``s_r(B)``); ``rank(B) <= r`` holds
    when ``r`` is the number of rows or columns, else :mod:`.modular` proves it (ranks modulo enough primes,
@@ -193,7 +196,7 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     if cols.size == 0:
         return ObserverResult(mu_rel, EMPTY, 0, m, 0.0)
     A = A[:, cols]
-    B = A * sigma[cols][None, :]
+    B = A * _scaled_sigma(A, sigma[cols])[None, :]
     ncol = cols.size
     u = UNIT_ROUNDOFF
     k = _column_count(sched)
@@ -201,8 +204,8 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     gk = k * u / (1.0 - k * u)
     g = math.expm1(T_max * math.log1p(gk))
     rel = g / (1.0 - g) + 2.0 * u
-    frob = float(np.linalg.norm(B)) * (1.0 + _gamma(B.size + 2))
-    e_rows = rel * frob * (1.0 + 4 * u)  # ||B - B^||_F, rigorous (non-negative products)
+    frob = float(np.linalg.norm(B)) * (1.0 + _gamma(B.size + 2)) + _UNDERFLOW
+    e_rows = rel * frob * (1.0 + 4 * u) + _UNDERFLOW  # ||B - B^||_F, rigorous (non-negative products)
     q = min(m, ncol)
     check_memory(8.0 * (3 * m * ncol + q * (m + ncol) + q * q), f"the SVD of a {m} x {ncol} view",
                  memory_limit=memory_limit)
@@ -229,6 +232,28 @@ def observer_mu(sched: Schedule, coalition: np.ndarray, sigma: np.ndarray, view:
     bound, margin = cert
     mu_rel[cols] = np.minimum(bound, 1.0)
     return ObserverResult(mu_rel, CERTIFIED, r, m, float(margin))
+
+
+#: Absolute slack added to every norm and error bound of the certificate for underflow. ``B`` is scaled by a
+#: power of two to a largest entry in [1/4, 1) (:func:`_scaled_sigma`), so every quantity is O(size) and a
+#: subnormal result loses at most 2^-1074 per operation: ``2^-400`` covers any count of operations below 2^600
+#: (a Frobenius norm loses at most ``sqrt(size) 2^-537`` when squares underflow).
+_UNDERFLOW = 2.0 ** -400
+
+
+def _scaled_sigma(A: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """``sigma * 2^k`` with ``k`` chosen from the exponents so that ``max |A diag(sigma 2^k)|`` lies in [1/4, 1).
+
+    Scaling ``B`` by a positive number leaves its row space unchanged; a power of two is exact (up to underflow of
+    the smallest ``sigma``, covered by ``_UNDERFLOW``). Without it a tiny (huge) common scale of ``sigma``
+    underflows (overflows) the squares of the norms: margins computed as 0 and a ``mu`` below the exact value
+    (review counterexample, ``sigma = sensitivity = 1e-180``; tests/network/test_review_soundness.py)."""
+    ea = np.frexp(A)[1].astype(np.int64)
+    es = np.frexp(sigma)[1].astype(np.int64)
+    top = int(np.max(np.where(A > 0.0, ea + es[None, :], np.iinfo(np.int64).min)))
+    # A > 0 somewhere in every column (touched), and A's entries are at least 2^-900: 2^-top <= 2^900 / sigma_max
+    # stays finite for the largest sigma; smaller ones may underflow (absolute error <= 2^-1074)
+    return np.ldexp(sigma, -top)
 
 
 #: Columns per block of the compensated product (each block's dot products carry gamma_BLOCK, not gamma_N).
@@ -299,13 +324,15 @@ def _certify(B: np.ndarray, V: np.ndarray, e_rows: float, frob: float) -> tuple[
     vn2 = np.einsum("ij,ij->i", V, V)
     sum_v = float(vn2.sum()) * (1.0 + _gamma(N + r)) / (1.0 - _gamma(N))
     G = V @ V.T
-    d = (float(np.linalg.norm(G - np.eye(r))) * (1.0 + _gamma(r * r + 3)) + _gamma(N) * sum_v) * (1.0 + 4 * u)
+    sum_v += _UNDERFLOW
+    d = ((float(np.linalg.norm(G - np.eye(r))) * (1.0 + _gamma(r * r + 3)) + _gamma(N) * sum_v) * (1.0 + 4 * u)
+         + _UNDERFLOW)
     if not d < 0.5:
         return None
     v_frob = math.sqrt(sum_v) * (1.0 + 2 * u)
     C, c_err = _compensated_product(B, V.T)
-    c_err *= frob * v_frob  # ||C - B^ V^T||_F <= c_err
-    c_frob = float(np.linalg.norm(C)) * (1.0 + _gamma(m * r + 2))
+    c_err = c_err * frob * v_frob + _UNDERFLOW  # ||C - B^ V^T||_F <= c_err
+    c_frob = float(np.linalg.norm(C)) * (1.0 + _gamma(m * r + 2)) + _UNDERFLOW
     c_min = float(np.linalg.svd(C, compute_uv=False)[-1])
     s_bv = (c_min - 8.0 * m * r * u * c_frob) * (1.0 - 4 * u) - (
         e_rows * math.sqrt(1.0 + d) + c_err + u * c_frob) * (1.0 + 4 * u)
@@ -316,11 +343,11 @@ def _certify(B: np.ndarray, V: np.ndarray, e_rows: float, frob: float) -> tuple[
         return np.ones(N), 0.0
     R = B - C @ V
     rho = (float(np.linalg.norm(R)) * (1.0 + _gamma(m * N + 3)) + _gamma(r + 1) * c_frob * v_frob
-           + u * frob + e_rows) * (1.0 + 8 * u)
+           + u * frob + e_rows + _UNDERFLOW) * (1.0 + 8 * u)
     sin_theta = rho / s_lo * (1.0 + 4 * u)
     if not sin_theta < 1.0:
         return None
-    cn2 = np.einsum("ij,ij->j", V, V) * (1.0 + _gamma(r + 1))
+    cn2 = np.einsum("ij,ij->j", V, V) * (1.0 + _gamma(r + 1)) + _UNDERFLOW
     if scale == 0.0:
         return np.sqrt(np.einsum("ij,ij->j", V, V)), 0.0
     bound = (np.sqrt(cn2 / (1.0 - d)) * (1.0 + 4 * u) + sin_theta) * (1.0 + 4 * u)
@@ -369,7 +396,14 @@ def _rank_log2_bound(sched: Schedule, plan: list, q: int) -> float:
     src = sched.distinct
     s_each = sched.derived("dyadic_s", lambda: [modular.dyadic_scale(w)[0] for w in src])
     shifts = np.cumsum([0] + (s_each * sched.rounds if sched.fixed else s_each))
-    logs = sorted((float(shifts[t]) + 1.0 for t, snd in plan for _ in range(len(snd))), reverse=True)
+    # ||row of P_t||_2 <= its sum <= prod_s (largest row sum of W_s): above 1 when rows are accepted within a
+    # row_sum_atol (rounded up: n-term sums, relative error below 2n u, and the log2 by one part in 1e12)
+    grow = sched.derived("row_growth", lambda: [
+        max(0.0, math.log2(float(np.max(np.asarray(w.sum(axis=1)))) * (1.0 + 2.0 * sched.n * UNIT_ROUNDOFF)))
+        * (1.0 + 1e-12) for w in src])
+    growth = np.cumsum([0.0] + (grow * sched.rounds if sched.fixed else grow))
+    logs = sorted((float(shifts[t]) + float(growth[t]) + 1.0 for t, snd in plan for _ in range(len(snd))),
+                  reverse=True)
     return float(sum(logs[:q]))
 
 

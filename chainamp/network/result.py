@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import html
 import math
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._numerics import check_delta, check_order, fmt_number, html_table, jsonable_number, text_table
+from .._numerics import (check_delta, check_order, fmt_number, html_table, jsonable_number, round_up_array,
+                         text_table)
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyProfile
 from .published import published_renyi
@@ -78,7 +80,16 @@ class NetworkPrivacy:
         a = check_order(alpha)
         if math.isinf(a):
             return np.where(self.mu_matrix > 0, math.inf, np.where(np.isnan(self.mu_matrix), np.nan, 0.0))
-        return np.nextafter(a * self.mu_matrix ** 2 / 2.0, np.inf) * (self.mu_matrix != 0)
+        # two roundings (mu^2, then alpha times it; / 2 is exact): one nextafter is not enough (review counterexample
+        # mu = 2.8463178893335015, alpha = 3); round_up_array adds their relative error bound, zeros stay zero
+        out = round_up_array(a * self.mu_matrix ** 2 / 2.0, n_ops=2)
+        # below 2^-500, mu^2 may underflow (to 0, or a subnormal with an absolute error alpha then magnifies):
+        # those few entries exactly, in rationals, rounded up
+        for idx in zip(*np.nonzero((self.mu_matrix > 0) & (self.mu_matrix < 2.0 ** -500))):
+            exact = Fraction(a) * Fraction(float(self.mu_matrix[idx])) ** 2 / 2
+            val = float(exact)
+            out[idx] = math.nextafter(val, math.inf) if Fraction(val) < exact else val
+        return out
 
     def epsilon(self, delta: float) -> np.ndarray:
         """``eps(delta)`` of every pair (rounded up, as :meth:`PrivacyProfile.epsilon`); ``NaN`` in coalitions."""

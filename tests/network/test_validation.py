@@ -94,6 +94,8 @@ def test_rule_errors():
 
 def test_memory_limit_refuses_before_allocating():
     with pytest.raises(ResourceLimitError, match=r"matrix of mu needs about"):
+        run(memory_limit=500)
+    with pytest.raises(ResourceLimitError, match=r"schedule of rounds=2 rounds needs about"):
         run(memory_limit=100)
     with pytest.raises(ResourceLimitError, match=r"matrix of a view needs about"):
         run(memory_limit=300, observers=[0], sources=[0])
