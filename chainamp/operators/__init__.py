@@ -32,7 +32,8 @@ __all__ = (list(markov.__all__) + ["kron"] + list(chain.__all__) + list(stationa
 # coercion of arrays and nested lists at the public boundaries (as_operator)
 # and the entrywise error model of products chainamp forms (amplification widens every bound by it).
 from .markov import as_matrix, as_operator, check_row_sums  # noqa: E402
-from ._guards import check_chain_analysis, same_label_set  # noqa: E402  (the CLI sizes a chain analysis before other work)
+from ._guards import check_chain_analysis  # noqa: E402  (the CLI sizes a chain analysis before other work)
+from .labels import same_label_set  # noqa: E402  (label sets compared without listing lazy labels)
 from .products import EXACT, ProductError, multiply, operator_error, smallest_positive  # noqa: E402
 # Structured operators (never densified unless asked): the base class and its pair orbits, k-ary symmetric channels.
 from .structured import Labels, PairOrbit, StructuredOperator  # noqa: E402

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from .._numerics import check_memory
 from ..errors import InvalidOperatorError
 
-__all__ = ["check_identity", "checked_product", "check_densify", "check_chain_analysis", "same_label_set",
+__all__ = ["check_identity", "checked_product", "check_densify", "check_chain_analysis",
            "LABEL_BYTES", "row_normalize"]
 
 #: Bytes per label held by an operator (the label object, its tuple slot and its entry in the index dict),
@@ -90,31 +90,6 @@ def check_chain_analysis(shape: tuple, nnz: int, sparse: bool) -> None:
     check_memory(need, f"the chain analysis of a {'sparse' if sparse else 'dense'} {shape[0]}-state operator "
                        "(its structure, stationary distributions and spectral gap)",
                  hint="use a sparse operator" if not sparse else "use fewer states")
-
-
-#: Bytes per label of a set built to compare two label sequences (the slot, and the label object itself when
-#: a lazy sequence makes it on the fly), rounded up.
-_SET_LABEL_BYTES = 100.0
-
-
-def same_label_set(a: Any, b: Any, what: str) -> bool:
-    """Whether two label sequences hold the same labels, in any order, without listing lazy ones: equal
-    ``range`` labels and equal Kronecker label spaces compare by their description; other sequences as two
-    sets, sized first (``ResourceLimitError`` naming ``what``)."""
-    from .labels import Labels
-
-    try:
-        n_a, n_b = len(a), len(b)
-    except OverflowError:  # more than sys.maxsize labels: only lazy label spaces get there
-        return type(a) is type(b) and a == b
-    if n_a != n_b:
-        return False
-    if a is b or (isinstance(a, Labels) and isinstance(b, Labels) and type(a) is type(b)
-                  and (type(a) is not Labels or (a.is_range and b.is_range)) and a == b):
-        return True
-    check_memory(_SET_LABEL_BYTES * (float(n_a) + float(n_b)), f"{what}: comparing two sets of {n_a} labels",
-                 hint="give both operators the default labels 0..k-1")
-    return set(a) == set(b)
 
 
 def row_normalize(A: sp.csr_matrix, nodes: list, name: str) -> sp.csr_matrix:

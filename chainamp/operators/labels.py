@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from .._numerics import check_memory
 from ..errors import InvalidOperatorError
 from .markov import _check_labels
 
-__all__ = ["Labels"]
+__all__ = ["Labels", "same_label_set"]
 
 
 class Labels(Sequence):
@@ -146,3 +147,26 @@ class _IndexMap(Mapping):
 
     def __len__(self) -> int:
         return len(self._labels)
+
+
+#: Bytes per label of a set built to compare two label sequences (the slot, and the label object itself when
+#: a lazy sequence makes it on the fly), rounded up.
+_SET_LABEL_BYTES = 100.0
+
+
+def same_label_set(a: Any, b: Any, what: str) -> bool:
+    """Whether two label sequences hold the same labels, in any order, without listing lazy ones: equal
+    ``range`` labels and equal Kronecker label spaces compare by their description; other sequences as two
+    sets, sized first (``ResourceLimitError`` naming ``what``)."""
+    try:
+        n_a, n_b = len(a), len(b)
+    except OverflowError:  # more than sys.maxsize labels: only lazy label spaces get there
+        return type(a) is type(b) and a == b
+    if n_a != n_b:
+        return False
+    if a is b or (isinstance(a, Labels) and isinstance(b, Labels) and type(a) is type(b)
+                  and (type(a) is not Labels or (a.is_range and b.is_range)) and a == b):
+        return True
+    check_memory(_SET_LABEL_BYTES * (float(n_a) + float(n_b)), f"{what}: comparing two sets of {n_a} labels",
+                 hint="give both operators the default labels 0..k-1")
+    return set(a) == set(b)
