@@ -10,6 +10,12 @@ roundings of ``exp``, of ``log Q`` and of the chord's weight), and lands up to a
 was checked to fail with ``value_margin`` returning 0 (see the report on branch h-mut2); the exact values stay
 below even the bare chord, because every computed grid value already carries its own inflation (``(m + 4) u P``
 and the shrink of ``e^eps Q``), so the margin guards the pruned queries' equality with the full evaluation.
+
+The pure levels (``pure_epsilon`` and each unit's ``unit_pure``, both ``computed largest log-ratio + 2 llr_err``,
+:func:`chainamp.privacy.exact.privacy_profile`) are checked on a pair whose computed log-ratio (a difference of two
+numpy logarithms) is 3.5 ulps below the exact one: just above it the exact profile is still positive. Both tests
+were checked to fail with the ``2 llr_err`` removed (the pure epsilon then lies below the exact largest log-ratio,
+and a pruned query returns delta = 0 where the exact value is positive).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import mpmath
 import numpy as np
 import pytest
 
+from chainamp import privacy_profile
 from chainamp.privacy import _exact_stream as st
 
 mpmath.mp.dps = 60
@@ -74,3 +81,50 @@ def test_chord_bound_covers_every_computed_value(seed, m):
     for e in es[:: 40]:  # the exact divergence too (a few points: mpmath)
         ub = st.chord_upper(grid, summary, pure, float(e), st.value_margin(float(e), llr_err, m, step))[0]
         assert M(float(ub)) >= exact_pair(R[0], R[1], float(e))
+
+
+def edge_mechanism() -> tuple[np.ndarray, float, float]:
+    """Rows 5 and 6 with ``fl(log a) - fl(log b)`` (the computed log-ratio, the pair's largest) 3.5 ulps below
+    the exact ``log(a / b)`` (found by a search), five filler rows with smaller log-ratios (they make the edge pair
+    the last of 21 pruning units), every row summing to 1 exactly; returns the mechanism, the computed largest
+    log-ratio and the float just above it, where the exact profile is still positive."""
+    a, b, x = 0.5029585216915491, 0.4585642204592074, 0.47
+    r = 1.0 - math.fsum([a, x])
+    edge = [[a, x, r], [b, 1.0 - b - r, r]]
+    fill = [[0.48 + 0.001 * k, 0.0, r] for k in range(5)]
+    for row in fill:
+        row[1] = 1.0 - math.fsum([row[0], r])
+    K = np.array(fill + edge)
+    assert all(math.fsum(row) == 1.0 for row in K)
+    top = float(np.max(privacy_profile(K, neighbors=None)._unit_top))  # as the profile computes it
+    return K, top, math.nextafter(top, 1.0)
+
+
+def exact_profile(K: np.ndarray, eps: float) -> mpmath.mpf:
+    return max(exact_pair(K[i], K[j], eps) for i in range(len(K)) for j in range(i + 1, len(K)))
+
+
+def test_pure_level_covers_the_log_ratio_rounding():
+    """``pure_epsilon = top + 2 llr_err`` (``privacy_profile``): the computed largest log-ratio is below the exact
+    one here, so the profile is still positive just above it; the certified pure epsilon must exceed the exact
+    largest log-ratio, and delta there must cover the exact value."""
+    K, top, e = edge_mechanism()
+    exact_top = mpmath.log(M(K[5, 0]) / M(K[6, 0]))
+    assert M(top) < M(e) < exact_top and exact_profile(K, e) > 0  # on the edge
+    prof = privacy_profile(K, neighbors=None)
+    assert M(prof.pure_epsilon) >= exact_top
+    assert M(prof.delta(e)) >= exact_profile(K, e)
+
+
+def test_unit_pure_level_keeps_the_edge_unit(monkeypatch):
+    """``unit_pure = unit_top + 2 llr_err`` (the level from which :func:`chord_upper` sets a unit's bound to 0): a
+    later (pruned) query must still recompute the unit whose computed log-ratio is below the exact one. Classes
+    are switched off (``CLASS_LIMIT``) so that later queries take the unit-pruned path."""
+    monkeypatch.setattr(st, "CLASS_LIMIT", 2)
+    K, top, e = edge_mechanism()
+    prof = privacy_profile(K, neighbors=None)
+    prof.delta(np.linspace(0.0, 0.1, 6))  # the first pass (keeps the unit summaries)
+    assert "classes" not in prof._state and "summary" in prof._state
+    es = np.array([e, 0.2, 0.3, 0.4, 0.5])  # more than a few eps: the unit-pruned path
+    got = prof.delta(es)
+    assert M(float(got[0])) >= exact_profile(K, e) > 0
