@@ -458,7 +458,7 @@ class FrequencyEstimator:
         >>> f = np.full(10**5, 1e-5)
         >>> cov = est.covariance(f, 10**4, structured=True)
         >>> cov.shape, cov.rank, f"{cov.trace():.6g}" == f"{est.mse(f, 10**4):.6g}"
-        ((100000, 100000), 4, True)
+        ((100000, 100000), 2, True)
         """
         if not structured:
             k = len(self.inputs)

@@ -21,10 +21,11 @@ ENTRY_POINTS = {
     "doeblin(method='lp')": lambda **kw: ca.doeblin(ca.MarkovOperator(K), method="lp", **kw),
     "ultra_mixing(method='lp')": lambda **kw: ca.ultra_mixing(ca.MarkovOperator(K), method="lp", **kw),
     "dobrushin(method='lp')": lambda **kw: ca.dobrushin(ca.MarkovOperator(K), 0.5, method="lp", **kw),
-    # both designs below solve an LP (M alone does not meet eps = 1; gamma = 0.5 is not the closed form)
+    # both designs below solve an LP (M alone does not meet eps = 1; gamma = 0.5 is not the closed form;
+    # symmetry=False: k-RR with the 0-1 loss would take the symmetric closed form, which needs no solver)
     "optimal_post_processing": lambda **kw: ca.design.optimal_post_processing(
-        ca.mechanisms.randomized_response(3, 2.0), 1.0, **kw),
-    "optimal_mixing_operator": lambda **kw: ca.design.optimal_mixing_operator(3, 0.5, **kw),
+        ca.mechanisms.randomized_response(3, 2.0), 1.0, symmetry=False, **kw),
+    "optimal_mixing_operator": lambda **kw: ca.design.optimal_mixing_operator(3, 0.5, symmetry=False, **kw),
 }
 VERBOSE = ["doeblin_lp", "hockey_stick_lp_pairs", "optimal_post_processing", "optimal_mixing_operator"]
 
