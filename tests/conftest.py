@@ -326,6 +326,46 @@ def process_pool():
         yield pool
 
 
+# ----------------------------------------------------------------------------- what a fresh `import chainamp` loads
+#: Run once per session by ``fresh_import``: each stage prints the modules loaded so far (one interpreter's start and
+#: imports, ~0.6 s of CPU, instead of one per test that checks a stage).
+_FRESH_IMPORT = """
+import json, sys
+stages = {}
+import chainamp
+stages["import chainamp"] = sorted(sys.modules)
+chainamp.MarkovOperator([[1.0]])
+stages["an operator"] = sorted(sys.modules)
+import chainamp.plot, chainamp.report
+stages["chainamp.plot and chainamp.report"] = sorted(sys.modules)
+chainamp.lp.doeblin_lp
+stages["chainamp.lp.doeblin_lp"] = sorted(sys.modules)
+stages["lp in chainamp.__all__"] = ["lp"] if "lp" in chainamp.__all__ else []
+print(json.dumps(stages))
+"""
+
+
+@pytest.fixture(scope="session")
+def fresh_import() -> dict:
+    """``{stage: set of module names}`` of a new interpreter (the checkout's chainamp first on its path) after each
+    stage of ``_FRESH_IMPORT``, in order: ``import chainamp``, building an operator, importing ``chainamp.plot`` and
+    ``chainamp.report``, then touching ``chainamp.lp.doeblin_lp``."""
+    import json
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    import chainamp
+
+    root = str(pathlib.Path(chainamp.__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", _FRESH_IMPORT], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": root})
+    stages = {stage: set(names) for stage, names in json.loads(out.stdout).items()}
+    assert "chainamp" in stages["import chainamp"] and "chainamp.lp" in stages["chainamp.lp.doeblin_lp"]  # not vacuous
+    return stages
+
+
 # ----------------------------------------------------------------------------- the run's CPU (issue 20)
 def pytest_terminal_summary(terminalreporter):
     """Print the run's CPU time, children included (the notebooks' Jupyter kernels, spawned pools and dask
