@@ -292,16 +292,28 @@ def _raw_operators(draw, max_n=3, max_m=4, min_n=1):
 
 
 # ----------------------------------------------------------------- executors (issue 11), shared by the session
+#: What an idle LocalCluster costs is its event loops' ticks (every 20 ms in the scheduler, each nanny and each
+#: worker) and each worker's statistical profiler (every 10 ms): about 5 s of CPU a minute, measured, for a
+#: cluster nothing uses. Neither changes a result; ticks every second and no profiler cut it to ~1.5 s a minute.
+DASK_QUIET = {"distributed.admin.tick.interval": "1s", "distributed.worker.profile.enabled": False}
+#: Fixtures that start processes living until the session ends: the modules that ask for them run last (in
+#: their own order; see ``pytest_collection_modifyitems``), so the cluster is not kept idle through the run.
+SESSION_PROCESSES = ("dask_client", "process_pool")
+
+
 @pytest.fixture(scope="session")
 def dask_client():
     """A real ``dask.distributed.LocalCluster``: 2 worker processes, 1 thread each (not the default scheduler;
     use ``client.get_executor()`` or ``with client.as_current():``). Skipped only when dask is missing."""
     distributed = pytest.importorskip("distributed")
     pytest.importorskip("dask.array")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=40) as cluster:
-        with distributed.Client(cluster, set_as_default=False) as client:
-            yield client
+    import dask
+
+    with dask.config.set(DASK_QUIET):  # read when the scheduler, nannies and workers start
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                      silence_logs=40) as cluster:
+            with distributed.Client(cluster, set_as_default=False) as client:
+                yield client
 
 
 @pytest.fixture(scope="session")
@@ -312,3 +324,77 @@ def process_pool():
 
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         yield pool
+
+
+# ----------------------------------------------------------------------------- what a fresh `import chainamp` loads
+#: Run once per session by ``fresh_import``: each stage prints the modules loaded so far (one interpreter's start and
+#: imports, ~0.6 s of CPU, instead of one per test that checks a stage).
+_FRESH_IMPORT = """
+import json, sys
+stages = {}
+import chainamp
+stages["import chainamp"] = sorted(sys.modules)
+chainamp.MarkovOperator([[1.0]])
+stages["an operator"] = sorted(sys.modules)
+import chainamp.plot, chainamp.report
+stages["chainamp.plot and chainamp.report"] = sorted(sys.modules)
+chainamp.lp.doeblin_lp
+stages["chainamp.lp.doeblin_lp"] = sorted(sys.modules)
+stages["lp in chainamp.__all__"] = ["lp"] if "lp" in chainamp.__all__ else []
+print(json.dumps(stages))
+"""
+
+
+@pytest.fixture(scope="session")
+def fresh_import() -> dict:
+    """``{stage: set of module names}`` of a new interpreter (the checkout's chainamp first on its path) after each
+    stage of ``_FRESH_IMPORT``, in order: ``import chainamp``, building an operator, importing ``chainamp.plot`` and
+    ``chainamp.report``, then touching ``chainamp.lp.doeblin_lp``."""
+    import json
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    import chainamp
+
+    root = str(pathlib.Path(chainamp.__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", _FRESH_IMPORT], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": root})
+    stages = {stage: set(names) for stage, names in json.loads(out.stdout).items()}
+    assert "chainamp" in stages["import chainamp"] and "chainamp.lp" in stages["chainamp.lp.doeblin_lp"]  # not vacuous
+    return stages
+
+
+# ----------------------------------------------------------------------------- the run's CPU (issue 20)
+def pytest_terminal_summary(terminalreporter):
+    """Print the run's CPU time, children included (the notebooks' Jupyter kernels, spawned pools and dask
+    workers once reaped): the suite's budget is ~150 s of CPU on an idle 2-core machine, and CPU, unlike wall
+    time, barely moves with the machine's load."""
+    import os
+
+    t = os.times()
+    own, children = t.user + t.system, t.children_user + t.children_system
+    terminalreporter.write_line(f"CPU: {own + children:.1f} s user+sys (children included: {children:.1f} s)")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run the modules that use a session-wide pool of processes (``SESSION_PROCESSES``, asked for as an argument
+    or through ``request.getfixturevalue``) after every other test, in their collected order: the pools start at
+    their first user and stop at the session's end, so this keeps them from idling through the rest of the run
+    (the dask cluster alone burnt ~20 s of CPU a run that way). Test ids and the tests themselves are unchanged."""
+    cache: dict = {}
+
+    def uses_pool(item) -> bool:
+        path = getattr(item, "path", None)
+        if path is None or path.suffix != ".py" or not path.name.startswith("test_"):
+            return False
+        if path not in cache:
+            text = path.read_text(encoding="utf-8")
+            cache[path] = any(name in text for name in SESSION_PROCESSES)
+        return cache[path]
+
+    late = [item for item in items if uses_pool(item)]
+    if late:
+        early = [item for item in items if not uses_pool(item)]
+        items[:] = early + late
