@@ -28,7 +28,7 @@ from .catalogue import _mechanism, _step
 from .._numerics import fmt_number
 from ..errors import InvalidPipelineError
 from ..operators import MarkovOperator, same_label_set
-from ..shuffle.api import METHODS
+from ..shuffle import METHODS
 
 __all__ = ["FORMAT", "Claim", "Pipeline", "ShuffleSpec", "read_toml", "parse_document"]
 

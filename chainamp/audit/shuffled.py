@@ -14,7 +14,6 @@ from typing import Any
 from .._numerics import text_table
 from ..privacy import DP
 from ..shuffle import ShuffleReport, amplify_shuffled
-from ..shuffle.api import DEFAULT_DELTA
 
 __all__ = ["certify_shuffled", "shuffled_verdict", "shuffled_table"]
 
@@ -40,7 +39,8 @@ def _randomizer(pipeline: Any, local_report: Any) -> Any:
 def certify_shuffled(pipeline: Any, local_report: Any, ctx: Any = None, *, progress: Any = None) -> ShuffleReport:
     """The shuffled guarantee of ``pipeline.shuffle`` (a :class:`~chainamp.audit.pipeline.ShuffleSpec`).
 
-    Its delta is the spec's, else the audit's delta' when it is in (0, 1), else 1e-6. A claim with
+    Its delta is the spec's, else the audit's delta' when it is in (0, 1), else ``amplify_shuffled``'s
+    default (1e-6). A claim with
     ``shuffled = true`` in a pipeline without ``shuffle`` is an error naming ``claims[i].shuffled``
     (raised through ``ctx``, the file's error context, when given).
 
@@ -64,7 +64,7 @@ def certify_shuffled(pipeline: Any, local_report: Any, ctx: Any = None, *, progr
     spec = pipeline.shuffle
     delta = spec.delta
     if delta is None:
-        delta = pipeline.delta if pipeline.delta is not None and 0.0 < pipeline.delta < 1.0 else DEFAULT_DELTA
+        delta = pipeline.delta if pipeline.delta is not None and 0.0 < pipeline.delta < 1.0 else None
     neighbors = None if pipeline.neighbors is None else list(pipeline.neighbors)
     randomizer = _randomizer(pipeline, local_report)
     return amplify_shuffled(randomizer, spec.users, delta=delta, method=spec.method,

@@ -229,3 +229,10 @@ def test_fresh_shuffled_rounds_compose(direct):
         assert one.delta(eps) >= direct.delta_at(eps)  # the discretisation rounds up
         assert direct.delta_at(eps) <= two.delta(eps) <= three.delta(eps)  # a further round never helps
     assert direct.epsilon < two.epsilon(1e-6) <= 2 * direct.epsilon_at(5e-7) + 1e-2
+
+
+@pytest.mark.parametrize("top, expected", [({"delta": 1e-5}, 1e-5), ({"delta": 0.0}, 1e-6), ({}, 1e-6)],
+                         ids=["audit-delta", "audit-delta-0", "none"])
+def test_shuffled_delta_defaults_to_the_audit_delta_in_0_1(top, expected):
+    d = {"format": cio.FORMAT, "mechanism": dict(RR), "steps": list(IDENTITY), "shuffle": {"users": 50}, **top}
+    assert cio.audit(cio.parse_pipeline(d), progress=False).shuffled.delta == expected
