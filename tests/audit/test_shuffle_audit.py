@@ -236,3 +236,13 @@ def test_fresh_shuffled_rounds_compose(direct):
 def test_shuffled_delta_defaults_to_the_audit_delta_in_0_1(top, expected):
     d = {"format": cio.FORMAT, "mechanism": dict(RR), "steps": list(IDENTITY), "shuffle": {"users": 50}, **top}
     assert cio.audit(cio.parse_pipeline(d), progress=False).shuffled.delta == expected
+
+
+def test_report_file_has_the_shuffled_section_with_its_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "r.md"
+    path = write(tmp_path, "shuffle = { users = 50 }")
+    assert main(["audit", "--no-progress", path, "--report", str(out)]) == EXIT_OK
+    text = out.read_text(encoding="utf-8")
+    section = text.split("## shuffled", 1)[1].split("## JSON data", 1)[0]
+    assert "![shuffled plot](r-plot-" in section and (tmp_path / section.split("](", 1)[1].split(")", 1)[0]).is_file()
