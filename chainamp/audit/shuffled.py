@@ -23,7 +23,9 @@ def _randomizer(pipeline: Any, local_report: Any) -> Any:
 
     A black-box M followed by the steps is an epsilon'-LDP randomizer for the pure epsilon' the local audit
     certifies at delta' = 0 (``local_report.epsilon_at(0)``, an upper bound), so ``DP(epsilon')`` is a sound
-    black box for the shuffle methods; without a finite pure level nothing is shuffled.
+    black box for the shuffle methods; without a finite pure level nothing is shuffled. The black box is read
+    as each user's local randomizer (its guarantee holds between any two values of one user), as the shuffle
+    model needs: the other users' values are arbitrary (docs/pipeline-format.md says so).
     """
     from ..operators import MarkovOperator
 
