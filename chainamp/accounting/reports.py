@@ -82,6 +82,10 @@ def amplify_reports(mechanism: Any, K: Any, reports: int, *, memoized: bool = Tr
     ``memoized=False``: T fresh draws of the whole pipeline, the T-fold composition of the one-report
     guarantee ``amplify(M, K)`` (:func:`chainamp.accounting.compose`), returned as a report
     on that profile (its ``operator`` is the 2-state identity, which leaves a profile unchanged).
+    Shuffled rounds (each of T rounds: n users' fresh reports through M then K, shuffled) are the same
+    composition of the shuffled guarantee: ``compose([amplify_shuffled([M, K], n)], counts=[T])`` (a
+    ``ShuffleReport`` is a composable item; :mod:`chainamp.shuffle` sits above this module, so it is not a
+    keyword here).
 
     Product pipelines (M and K Kronecker products on the same coordinates, all pairs neighbours, T >= 2; see
     the module docstring): both kinds are certified coordinate by coordinate, exactly (the exact profile of

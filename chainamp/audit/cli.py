@@ -227,6 +227,13 @@ def _audit(args: argparse.Namespace) -> int:
 
     _check_report_path(args.report)
     pipeline = load_pipeline(args.pipeline)
+    if args.shuffle_users is not None:  # the file's shuffle delta and method are kept, its users replaced
+        from dataclasses import replace
+
+        from .pipeline import ShuffleSpec
+
+        spec = pipeline.shuffle or ShuffleSpec(args.shuffle_users)
+        pipeline = replace(pipeline, shuffle=replace(spec, users=args.shuffle_users))
     with Stages(f"audit {os.path.basename(args.pipeline)}") as bar:
         result = audit(pipeline, progress=bar.update)
     _emit(result, args, title=pipeline.name or None)
@@ -234,6 +241,17 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- parser
+def _users(text: str) -> int:
+    """``--shuffle-users``: an integer >= 1 (``1e6`` and ``1_000_000`` accepted when whole)."""
+    try:
+        value = float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of users >= 1, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")) or value != int(value) or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of users >= 1, got {text!r}")
+    return int(value)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit 2) that point at ``--help``."""
 
@@ -290,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
                '  catalogue = "randomized_response"\n  k = 4\n  epsilon = 1.0\n'
                "  [[claims]]\n  epsilon = 0.65   # certified: 0.645392\n  delta = 1e-6")
     au.add_argument("pipeline", help="the pipeline file (.toml); relative paths inside resolve against its folder")
+    au.add_argument("--shuffle-users", type=_users, metavar="N",
+                    help="also certify N users' reports (M then the steps) after a shuffler, as the file key "
+                         "shuffle = { users = N } (which it overrides)")
     outputs(au)
     au.set_defaults(func=_audit)
 

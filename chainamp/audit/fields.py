@@ -26,7 +26,7 @@ from ..operators import MarkovOperator
 __all__ = ["read_operator"]
 
 _TOP_KEYS = {"format", "name", "description", "provenance", "delta", "per_step", "mechanism", "steps", "neighbors",
-             "claims", "reports", "memoized"}
+             "claims", "reports", "memoized", "shuffle"}
 
 
 # --------------------------------------------------------------------------- errors and small readers

@@ -32,10 +32,11 @@ from .fields import _Ctx, read_operator
 from .pipeline import FORMAT, Claim, Pipeline, parse_document, read_toml
 from .catalogue import CATALOGUE, GRAPHS, PROFILES
 from .over_time import ReportsOverTime, certify_reports
+from .shuffled import certify_shuffled, shuffled_table, shuffled_verdict
 from .._numerics import (REFUTE_ATOL, REFUTE_RTOL, ROW_SUM_ATOL, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, check_memory,
                          check_progress, progress_bar, progress_scope, text_table)
 from ..amplification import AmplificationReport, amplify, amplify_steps, StepsReport
-from ..errors import ChainampError, ResourceLimitError
+from ..errors import ChainampError, InvalidPipelineError, ResourceLimitError
 from ..operators import MarkovOperator
 from ..privacy import neighbor_pairs
 
@@ -106,19 +107,21 @@ class ClaimVerdict:
         return {"claim": self.claim.statement(), "form": self.claim.form, "label": self.claim.label,
                 "epsilon": self.claim.epsilon, "delta": self.claim.delta, "certified": _json(self.certified),
                 "source": self.source, "exact": _json(self.exact), "holds": self.holds, "status": self.status,
-                "reports": self.claim.reports}
+                "reports": self.claim.reports, "shuffled": self.claim.shuffled}
 
 
 @dataclass(frozen=True)
 class AuditResult:
     """Result of :func:`audit`: the amplification report, optional per-step report, claim verdicts and,
-    for a file with ``reports``, epsilon' after each number of reports (``over_time``)."""
+    for a file with ``reports``, epsilon' after each number of reports (``over_time``); with ``shuffle``, the
+    n users' shuffled reports (``shuffled``, a :class:`chainamp.ShuffleReport`)."""
 
     pipeline: Pipeline
     report: AmplificationReport
     verdicts: tuple
     steps: StepsReport | None = None
     over_time: ReportsOverTime | None = None
+    shuffled: Any = None
 
     @property
     def reports(self) -> dict:
@@ -128,6 +131,8 @@ class AuditResult:
             out["per step"] = self.steps
         if self.over_time is not None:
             out["over time"] = self.over_time
+        if self.shuffled is not None:
+            out["shuffled"] = self.shuffled
         return out
 
     @property
@@ -178,6 +183,8 @@ class AuditResult:
             parts.append(str(self.steps))
         if self.over_time is not None:
             parts.append(str(self.over_time))
+        if self.shuffled is not None:
+            parts.append(shuffled_table(self.shuffled, self.report) + "\n" + str(self.shuffled))
         if self.verdicts:
             parts.append(text_table(self._claim_header(), self._claim_rows(), title="claims"))
             parts.append(self._summary())
@@ -205,6 +212,8 @@ class AuditResult:
         out += report[len(first):].lstrip("\n") if report.startswith(first) else report
         if self.over_time is not None:
             out += self.over_time._repr_html_()
+        if self.shuffled is not None:
+            out += self.shuffled._repr_html_()
         if self.verdicts:
             out += html_table(self._claim_header(), self._claim_rows(), title="claims")
             out += f"<p><b>{html.escape(self._summary())}</b></p>"
@@ -218,6 +227,7 @@ class AuditResult:
                 "mechanism": p.mechanism_description, "steps": list(p.step_names),
                 "report": self.report.to_dict(), "per_step": None if self.steps is None else self.steps.to_dict(),
                 "reports": None if self.over_time is None else self.over_time.to_dict(),
+                "shuffled": None if self.shuffled is None else self.shuffled.to_dict(),
                 "claims": [v.to_dict() for v in self.verdicts], "ok": self.ok}
 
     def plot(self, **kwargs):
@@ -366,15 +376,26 @@ def _audit(pipeline: Pipeline, say: Callable[[str], None]) -> AuditResult:
             raise
         except (ChainampError, ValueError) as exc:
             raise ctx.error("reports", exc) from None
+    shuffled = None
+    if pipeline.shuffle is not None or any(c.shuffled for c in pipeline.claims):  # after a shuffler: .shuffled
+        say("shuffled")
+        try:
+            shuffled = certify_shuffled(pipeline, report, ctx)
+        except (ResourceLimitError, InvalidPipelineError):
+            raise
+        except (ChainampError, ValueError) as exc:
+            raise ctx.error("shuffle", exc) from None
     verdicts = []
     for i, claim in enumerate(pipeline.claims):
         say(f"claim {i + 1} of {len(pipeline.claims)}")
-        if claim.reports is None or over is None:  # one report (a file without reports: reports = 1)
+        if claim.shuffled:
+            verdicts.append(ClaimVerdict(claim, *shuffled_verdict(shuffled, claim)))
+        elif claim.reports is None or over is None:  # one report (a file without reports: reports = 1)
             verdicts.append(_verdict(report, claim, ops))
         else:
             row = over.row(claim.reports)
             verdicts.append(_verdict(row.report, claim, list(row.steps)))
-    return AuditResult(pipeline, report, tuple(verdicts), steps, over)
+    return AuditResult(pipeline, report, tuple(verdicts), steps, over, shuffled)
 
 
 def _verdict(report: AmplificationReport, claim: Claim, ops: list | None = None) -> ClaimVerdict:

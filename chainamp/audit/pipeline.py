@@ -28,14 +28,18 @@ from .catalogue import _mechanism, _step
 from .._numerics import fmt_number
 from ..errors import InvalidPipelineError
 from ..operators import MarkovOperator, same_label_set
+from ..shuffle import METHODS
 
-__all__ = ["FORMAT", "Claim", "Pipeline", "read_toml", "parse_document"]
+__all__ = ["FORMAT", "Claim", "Pipeline", "ShuffleSpec", "read_toml", "parse_document"]
 
 #: The format string a pipeline file must declare.
 FORMAT = "chainamp-pipeline/1"
 #: Largest number of reports ``reports = T`` may name, and how many values the array may hold.
 _MAX_REPORTS = 10_000
 _MAX_REPORT_VALUES = 50
+#: The keys of ``shuffle = {...}`` and the methods it may name (those of :func:`chainamp.amplify_shuffled`).
+_SHUFFLE_KEYS = ("users", "delta", "method")
+_SHUFFLE_METHODS = ("auto", *METHODS)
 
 
 # --------------------------------------------------------------------------- pipeline objects
@@ -47,7 +51,8 @@ class Claim:
     ``form = "delta_at"``: the certified delta' at epsilon' = ``epsilon`` is at most ``delta``.
     Both say "K o M is (epsilon, delta)-DP"; they differ in which number is searched.
     ``reports = T`` (optional) makes it a claim about T reports (see ``Pipeline.reports``); None is
-    one report, checked against the audit's main report.
+    one report, checked against the audit's main report. ``shuffled = True`` checks it against the
+    shuffled guarantee (``Pipeline.shuffle``: the users' reports after a shuffler) instead.
     """
 
     epsilon: float
@@ -55,13 +60,27 @@ class Claim:
     form: str = "epsilon_at"
     label: str = ""
     reports: int | None = None
+    shuffled: bool = False
 
     def statement(self) -> str:
         e, d = fmt_number(self.epsilon), fmt_number(self.delta)
         text = f"epsilon' <= {e} at delta' = {d}" if self.form == "epsilon_at" else f"delta' <= {d} at epsilon' = {e}"
         if self.reports is not None:
             text += f" after {self.reports} report{'s' if self.reports != 1 else ''}"
+        if self.shuffled:
+            text += " after shuffling"
         return text
+
+
+@dataclass(frozen=True)
+class ShuffleSpec:
+    """``shuffle = {users = n}``: also certify the n users' reports (M then the steps) after a shuffler
+    (:func:`chainamp.amplify_shuffled`), at ``delta`` (None: the audit's delta' when in (0, 1), else 1e-6)
+    with ``method``."""
+
+    users: int
+    delta: float | None = None
+    method: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -94,6 +113,8 @@ class Pipeline:
         True: everything before the last step is drawn once and the last step is applied T times
         to that draw (RAPPOR's permanent and instantaneous responses); False: T fresh draws of the
         whole pipeline (composition).
+    shuffle : ShuffleSpec or None
+        ``shuffle = {users = n}``: also certify the shuffled reports of n users (``AuditResult.shuffled``).
     """
 
     mechanism: Any
@@ -110,6 +131,7 @@ class Pipeline:
     source: Path | None = None
     reports: tuple | None = None
     memoized: bool = True
+    shuffle: ShuffleSpec | None = None
 
     def __repr__(self) -> str:
         n, c = len(self.operators), len(self.claims)
@@ -200,8 +222,30 @@ def parse_document(data: Any, source: str | Path | None = None) -> Pipeline:
     elif any(c.form == "epsilon_at" for c in parsed):
         delta = min(c.delta for c in parsed if c.form == "epsilon_at")
     per_step = _boolean(data.get("per_step", False), ctx, "per_step")
+    shuffle = _shuffle(data["shuffle"], ctx) if "shuffle" in data else None
     return Pipeline(mech, mech_desc, tuple(ops), tuple(names), neighbors, parsed, delta=delta, per_step=per_step,
-                    source=ctx.path, reports=reports, memoized=memoized, **texts)
+                    source=ctx.path, reports=reports, memoized=memoized, shuffle=shuffle, **texts)
+
+
+def _shuffle(value: Any, ctx: _Ctx) -> ShuffleSpec:
+    """``shuffle = {users = n, delta = ..., method = ...}`` (users an integer >= 1)."""
+    if not isinstance(value, dict):
+        raise ctx.error("shuffle", f"must be a table such as {{ users = 1000000 }}, got {value!r}")
+    extra = sorted(set(value) - set(_SHUFFLE_KEYS))
+    if extra:
+        raise ctx.error(f"shuffle.{extra[0]}", f"unknown key (allowed: {', '.join(_SHUFFLE_KEYS)})")
+    if "users" not in value:
+        raise ctx.error("shuffle.users", "missing (the number of users whose reports are shuffled)")
+    users = _integer(value["users"], ctx, "shuffle.users")
+    delta = None
+    if "delta" in value:
+        delta = _number(value["delta"], ctx, "shuffle.delta")
+        if not 0.0 < delta < 1.0:
+            raise ctx.error("shuffle.delta", f"must be in (0, 1) (got {delta!r})")
+    method = value.get("method", "auto")
+    if method not in _SHUFFLE_METHODS:
+        raise ctx.error("shuffle.method", f"must be one of {', '.join(map(repr, _SHUFFLE_METHODS))}, got {method!r}")
+    return ShuffleSpec(users, delta, method)
 
 
 def _reports(data: dict, ctx: _Ctx, last_repeat: int, last: int) -> tuple[tuple | None, bool]:
@@ -280,9 +324,9 @@ def _neighbors(value: Any, mech: Any, ctx: _Ctx) -> tuple | None:
 def _claim(spec: Any, ctx: _Ctx, fld: str) -> Claim:
     if not isinstance(spec, dict):
         raise ctx.error(fld, f"must be a table, got {spec!r}")
-    extra = sorted(set(spec) - {"epsilon", "delta", "form", "label", "reports"})
+    extra = sorted(set(spec) - {"epsilon", "delta", "form", "label", "reports", "shuffled"})
     if extra:
-        raise ctx.error(f"{fld}.{extra[0]}", "unknown key (allowed: epsilon, delta, form, label, reports)"
+        raise ctx.error(f"{fld}.{extra[0]}", "unknown key (allowed: epsilon, delta, form, label, reports, shuffled)"
                         + _misplaced(extra[0]))
     form = spec.get("form", "epsilon_at")
     if form not in ("epsilon_at", "delta_at"):
@@ -301,4 +345,7 @@ def _claim(spec: Any, ctx: _Ctx, fld: str) -> Claim:
     if not isinstance(label, str):
         raise ctx.error(f"{fld}.label", f"must be a string, got {label!r}")
     reports = _integer(spec["reports"], ctx, f"{fld}.reports") if "reports" in spec else None
-    return Claim(eps, delta, form, label, reports)
+    shuffled = _boolean(spec.get("shuffled", False), ctx, f"{fld}.shuffled")
+    if shuffled and reports is not None:
+        raise ctx.error(f"{fld}.shuffled", "a shuffled claim is about one shuffled round of reports: drop reports")
+    return Claim(eps, delta, form, label, reports, shuffled)

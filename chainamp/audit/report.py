@@ -103,6 +103,14 @@ def _plot_of(obj):
         from .plot_reports import plot_reports_over_time
 
         return plot_reports_over_time(obj)
+    from ..shuffle import ShuffleReport
+
+    if isinstance(obj, ShuffleReport):  # an audit with shuffle = {users = n}: its profile and the lower one
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(6.4, 4.0))
+        obj.plot(fig.add_subplot())
+        return fig
     return None
 
 
