@@ -32,7 +32,7 @@ CELL_TIMEOUT = 120  # seconds per cell
 
 def test_the_notebooks_are_there():
     assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "rappor_audit", "random_walk_graph", "ou_vs_gaussian", "design",
-                                          "longitudinal_audit"}
+                                          "longitudinal_audit", "shuffle_audit"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
