@@ -64,6 +64,8 @@ class ShuffleBound:
     lower_dataset: str = ""
     exact: bool = False
     notes: tuple = ()
+    #: the method's own certified inversion eps(delta) (a windowed search, faster than the profile's), or None
+    invert: Callable[[float], float] | None = None
 
 
 def profile_of_pair(pair: DominatingPair, *, name: str, source: str, exact: bool) -> PrivacyProfile:
@@ -100,6 +102,12 @@ def _compose(randomizer: Any):
         return out, err
     op = as_operator(randomizer, "randomizer")
     return op, operator_error(op)
+
+
+def _formed(randomizer: Any) -> bool:
+    """Whether chainamp formed the randomizer as a product of steps (its entries then carry rounding error; an
+    operator passed in stands for itself, exactly, as everywhere in chainamp)."""
+    return isinstance(randomizer, (list, tuple)) and len(randomizer) > 1
 
 
 def _rr_parameters(op: MarkovOperator) -> tuple[int, Fraction, Fraction] | None:
@@ -167,9 +175,10 @@ def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
         desc = (f"{k}-ary randomized response (eps0 = {fmt_number(eps0)})" if k > 2 else
                 f"binary randomized response (eps0 = {fmt_number(eps0)})")
         return Randomizer("rr", desc, op, ldp.epsilon, k=k, epsilon0=eps0, blanket_gamma=gamma,
-                          blanket_omega=doe.witness, error=None if err.is_exact else err)
+                          blanket_omega=doe.witness, error=err if _formed(randomizer) and not err.is_exact else None)
     return Randomizer("finite", desc or op.description if hasattr(op, "description") else desc, op, ldp.epsilon,
-                      blanket_gamma=gamma, blanket_omega=doe.witness, error=None if err.is_exact else err)
+                      blanket_gamma=gamma, blanket_omega=doe.witness,
+                      error=err if _formed(randomizer) and not err.is_exact else None)
 
 
 def _log_up(x: Fraction) -> float:
@@ -260,7 +269,8 @@ def _widened(fn: Callable[[np.ndarray], np.ndarray], rz: Randomizer, users: int)
 
 
 def _curve_bound(fn: Callable[[np.ndarray], np.ndarray], pair: Callable[[], DominatingPair], rz: Randomizer,
-                 users: int, pure: float, *, name: str, source: str, notes: tuple = ()) -> ShuffleBound:
+                 users: int, pure: float, *, name: str, source: str, notes: tuple = (),
+                 invert: Callable[[float], float] | None = None) -> ShuffleBound:
     """A method's certified delta curve as a profile whose ``dominating_pair()`` is ``pair()`` (built on first
     use: the pessimistic pair through grid points of the curve, for ``compose``). ``pure``: the randomizer's
     local epsilon, rounded up; the shuffled reports are a post-processing of the reports, so (pure, 0)-DP too
@@ -273,7 +283,8 @@ def _curve_bound(fn: Callable[[np.ndarray], np.ndarray], pair: Callable[[], Domi
         return np.where(e >= pure, 0.0, out)
     prof = PrivacyProfile(evaluate, name=name, source=source, exact=False, pure_epsilon=pure,
                           pair=None if rz.error is not None else pair)  # a product's widened curve: connect the dots
-    return ShuffleBound(prof, None, "", False, notes)
+    # the method's inversion reads the unwidened curve: only for a randomizer passed in (exact by convention)
+    return ShuffleBound(prof, None, "", False, notes, invert if rz.error is None else None)
 
 
 def _pure(eps: float) -> float:
@@ -293,7 +304,7 @@ def _label_pairs(rz: Randomizer, neighbors: Any) -> list | None:
 def _blanket(rz: Randomizer, users: int, *, neighbors: Any = None, progress: bool | None = None,
              **_: Any) -> ShuffleBound | None:
     """The exact expectation behind the privacy blanket (:mod:`.blanket`), for any finite randomizer."""
-    from .blanket import _evaluate, _setup, blanket_dominating_pair
+    from .blanket import _evaluate, _setup, blanket_dominating_pair, blanket_epsilon
 
     if rz.kind == "dp":
         return None
@@ -302,13 +313,15 @@ def _blanket(rz: Randomizer, users: int, *, neighbors: Any = None, progress: boo
     return _curve_bound(lambda e: _evaluate(setup, np.atleast_1d(e), progress),
                         lambda: blanket_dominating_pair(R, users, neighbors=idx), rz, users, _pure(rz.local_epsilon),
                         name=f"shuffled reports, n={users} (privacy blanket)",
+                        invert=lambda d: min(blanket_epsilon(R, users, d, neighbors=idx, progress=progress),
+                                             _pure(rz.local_epsilon)),
                         source="exact expectation of the privacy blanket pair (Balle, Bell, Gascon, Nissim 2019)")
 
 
 def _generic(rz: Randomizer, users: int, **_: Any) -> ShuffleBound | None:
     """The clone pair of Feldman, McMillan and Talwar 2021 from the local epsilon alone (:mod:`.generic`); for a
     finite randomizer with the larger clone probability it certifies (:func:`~chainamp.shuffle.clone_probability`)."""
-    from .generic import clone_probability, generic_delta, generic_dominating_pair
+    from .generic import clone_probability, generic_delta, generic_dominating_pair, generic_epsilon
 
     if rz.kind == "dp":
         if rz.dp.delta > 0.0 or not 0.0 < rz.dp.epsilon < math.inf:
@@ -325,12 +338,14 @@ def _generic(rz: Randomizer, users: int, **_: Any) -> ShuffleBound | None:
     return _curve_bound(lambda e: generic_delta(e0, users, np.atleast_1d(e), clone_probability=s),
                         lambda: generic_dominating_pair(e0, users, clone_probability=s), rz, users, _pure(e0),
                         name=f"shuffled reports, n={users} (clones)", notes=note,
+                        invert=lambda d: generic_epsilon(e0, users, d, clone_probability=s),
                         source="the clone pair of Feldman, McMillan and Talwar 2021, summed exactly")
 
 
 def _variation(rz: Randomizer, users: int, *, neighbors: Any = None, **_: Any) -> ShuffleBound | None:
     """The variation-ratio bound of Wang et al. 2024, made sound (:mod:`.variation`), over all pairs of values."""
-    from .variation import variation_ratio_delta, variation_ratio_dominating_pair, variation_ratio_parameters
+    from .variation import (variation_ratio_delta, variation_ratio_dominating_pair, variation_ratio_epsilon,
+                            variation_ratio_parameters)
 
     if rz.kind == "dp" or neighbors is not None or not math.isfinite(rz.local_epsilon):
         return None
@@ -338,6 +353,7 @@ def _variation(rz: Randomizer, users: int, *, neighbors: Any = None, **_: Any) -
     return _curve_bound(lambda e: variation_ratio_delta(params, users, np.atleast_1d(e)),
                         lambda: variation_ratio_dominating_pair(params, users), rz, users, _pure(rz.local_epsilon),
                         name=f"shuffled reports, n={users} (variation ratio)",
+                        invert=lambda d: min(variation_ratio_epsilon(params, users, d), _pure(rz.local_epsilon)),
                         source="the variation-ratio bound of Wang et al. 2024, made sound")
 
 
@@ -428,7 +444,7 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
                                          "response (a SymmetricChannel or a matrix that is exactly k-RR)")
             continue
         results[name] = res
-        table[name] = float(res.profile.epsilon(target))
+        table[name] = float(res.invert(target) if res.invert is not None else res.profile.epsilon(target))
     if not results:
         raise ShuffleMethodError(f"no available method applies to {rz.description}: " + "; ".join(missing))
     best = min(results, key=lambda k: table[k])
@@ -436,7 +452,7 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     if res.lower is None:  # another method's concrete datasets still bound the truth from below
         other = next((r for r in results.values() if r.lower is not None), None)
         if other is not None:
-            res = ShuffleBound(res.profile, other.lower, other.lower_dataset, res.exact, res.notes)
+            res = ShuffleBound(res.profile, other.lower, other.lower_dataset, res.exact, res.notes, res.invert)
     return ShuffleReport(randomizer=rz.description, users=n, method=best, delta=target, epsilon=table[best],
                          profile=res.profile, lower=res.lower, lower_dataset=res.lower_dataset,
                          local_epsilon=rz.local_epsilon, blanket_gamma=rz.blanket_gamma,

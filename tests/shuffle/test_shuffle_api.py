@@ -260,3 +260,23 @@ def test_binary_rr_equals_high_precision_worst_case_1e6():
     eps = r.epsilon
     worst_below = max(_mp_delta(n, eps0, m, eps * (1 - 1e-6), sigmas=14) for m in range(3))
     assert worst_below > 1e-6
+
+
+def test_a_product_of_steps_is_widened_by_its_rounding_and_a_passed_operator_is_not():
+    """[M, K] is a product chainamp forms: its curve is widened by (1 + e^eps) n tau (the product's error model);
+    the same matrix passed as one operator stands for itself (no widening, the methods' own fast inversions)."""
+    from chainamp import mechanisms
+    from chainamp.shuffle import api
+
+    M = MarkovOperator([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6]])
+    K = MarkovOperator([[0.9, 0.1, 0.0], [0.05, 0.9, 0.05], [0.0, 0.1, 0.9]])
+    steps = api.read_randomizer([M, K])
+    single = api.read_randomizer(MarkovOperator(M.matrix @ K.matrix))
+    assert steps.error is not None and single.error is None
+    assert api.read_randomizer(mechanisms.randomized_response(2, 2.0)).error is None
+    both = amplify_shuffled([M, K], 50, method="blanket", progress=False)
+    one = amplify_shuffled(MarkovOperator(M.matrix @ K.matrix), 50, method="blanket", progress=False)
+    assert both.epsilon >= one.epsilon and both.epsilon == pytest.approx(one.epsilon, rel=1e-6)
+    eps = np.array([0.1, 0.5, 1.0])
+    tau = steps.error.rel + steps.error.absolute * 3
+    assert np.all(both.profile.delta(eps) >= one.profile.delta(eps) + (1 + np.exp(eps)) * 50 * tau * (1 - 1e-9))
