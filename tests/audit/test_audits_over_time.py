@@ -74,7 +74,7 @@ def test_memoized_false_and_defaults():
     ({"reports": [1, 5], "claims": [{"epsilon": 1.0, "reports": True}]},
      r"claims\[0\]\.reports: must be an integer, got bool True"),
     ({"claims": [{"epsilon": 1.0, "report": 1}]},
-     r"claims\[0\]\.report: unknown key \(allowed: epsilon, delta, form, label, reports\)"),
+     r"claims\[0\]\.report: unknown key \(allowed: epsilon, delta, form, label, reports, shuffled\)"),
     ({"reports": [1, 2], "steps": [{**RR3, "epsilon": 1.0, "repeat": 2}]},
      r"steps\[0\]\.repeat: with memoized reports the last step is what each report applies afresh"),
 ], ids=["bool", "float", "string", "zero", "too-many-reports", "empty", "too-many-values", "item-type",
