@@ -149,36 +149,6 @@ def test_auto_report_keeps_the_concrete_dataset_as_its_lower_profile():
 
 
 @pytest.mark.parametrize("bad,exc,match", [
-    (0, InvalidParameterError, "users must be >= 1"),
-    (-3, InvalidParameterError, "users must be >= 1"),
-    (2.5, InvalidParameterError, "whole number"),
-    ("10", TypeError, "users must be a whole number of users"),
-    (True, TypeError, "users must be"),
-], ids=["zero", "negative", "fraction", "string", "bool"])
-def test_users_validation(bad, exc, match):
-    with pytest.raises(exc, match=match):
-        amplify_shuffled(mechanisms.randomized_response(2, 1.0), bad)
-
-
-@pytest.mark.parametrize("delta", [0.0, 1.0, -0.1, 2.0], ids=["0", "1", "neg", "2"])
-def test_delta_validation(delta):
-    with pytest.raises(InvalidParameterError, match="delta"):
-        amplify_shuffled(mechanisms.randomized_response(2, 1.0), 10, delta=delta)
-
-
-def test_users_as_integral_float():
-    assert amplify_shuffled(mechanisms.randomized_response(2, 1.0), 1e2, progress=False).users == 100
-
-
-def test_method_validation():
-    rr = mechanisms.randomized_response(2, 1.0)
-    with pytest.raises(InvalidParameterError, match="method must be 'auto' or one of"):
-        amplify_shuffled(rr, 10, method="best")
-    with pytest.raises(TypeError, match="method must be a string"):
-        amplify_shuffled(rr, 10, method=3)
-
-
-@pytest.mark.parametrize("bad,exc,match", [
     ("rr", TypeError, "randomizer must be"),
     (3.0, TypeError, "randomizer must be"),
     ([np.eye(2), np.eye(3)], IncompatibleOperatorsError, "do not match"),
