@@ -170,29 +170,40 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
 
     progress = check_progress(progress)
     witnesses: list = []  # index pairs that attained a coefficient so far
-    bound = [1.0]         # a certified upper bound on the gamma of the operator last passed to above()
+    bound = [1.0]         # a certified upper bound on the gamma of the EXACT power last passed to above()
+    # tv_err[id(op)] >= max_x ||op_x - (exact power)_x||_1 for each power formed (alive keeps ids from being
+    # reused): K's own rows stand for their normalised rows (|s_x - 1| each); a product adds (module of
+    # products.py) t_a (1 + t_b) + t_b + (n + 2) u (1 + t_a)(1 + t_b), u = 2^-53. Two rows off by t each in l1
+    # have a total variation off by at most t, so gamma(exact) <= gamma(stored) + t.
+    tv_err = {id(K): _row_sum_tv(K)}
+    alive = [K]
 
     def above(op) -> bool:
-        """``gamma(op) > e``: certified by a known pair's lower bound, else for a dense power by reference rows
-        and the few pairs they cannot settle (:func:`.tv_bounds.tv_decide`), else by the full scan."""
+        """``gamma(exact power) > e`` unless certified otherwise: True on a known pair's lower bound (a True
+        too many only adds steps), else for a dense power by reference rows and the few pairs they cannot
+        settle (:func:`.tv_bounds.tv_decide`), else by the full scan; False only when the stored power's
+        certified gamma plus its error ``tv_err`` is at most e."""
         bound[0] = 1.0
+        t = tv_err.get(id(op), 0.0)
+        e_low = max(math.nextafter(e - t, -math.inf), 0.0) if t > 0.0 else e  # gamma(stored) <= e_low: exact <= e
         for i, j in witnesses:
             vals, ups = _eval_pairs(op._data, np.array([i]), np.array([j]), 0.0)
             if float(vals[0] - (ups[0] - vals[0])) > e:
                 return True
-        found = tv_decide(op._data, e) if _plain_dense(op) and op.shape[0] > 2 else None
+        found = tv_decide(op._data, e_low) if _plain_dense(op) and op.shape[0] > 2 else None
         if found is not None:
-            verdict, bound[0], pair = found
+            verdict, got, pair = found
+            bound[0] = _up_sum(got, t)
             if verdict is not None:
                 if verdict:
                     witnesses.insert(0, pair)
                     del witnesses[4:]
                 return verdict
         res = dobrushin(op, progress=False)
-        bound[0] = res.gamma
+        bound[0] = _up_sum(res.gamma, t)
         witnesses.insert(0, (op.inputs.index(res.pair[0]), op.inputs.index(res.pair[1])))
         del witnesses[4:]
-        return res.gamma > e
+        return bound[0] > e
 
     def product(a, b, j: int | None = None):
         thin = sparse_of.get(j) if j is not None else None
@@ -207,6 +218,9 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
                 out = MarkovOperator(out.matrix, inputs=out.inputs, outputs=out.outputs)
             except ResourceLimitError:
                 pass
+        ta, tb, u = tv_err.get(id(a), 0.0), tv_err.get(id(b), 0.0), 2.0**-53
+        tv_err[id(out)] = (ta * (1.0 + tb) + tb + (a.shape[1] + 2) * u * (1.0 + ta) * (1.0 + tb)) * (1.0 + 8 * u)
+        alive.append(out)
         bar.update(1)
         return out
 
@@ -243,6 +257,26 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
         raise InvalidParameterError(
             f"K does not mix to eps={e!r} within max_steps={limit} steps (needs {t + 1})")
     return t + 1
+
+
+def _up_sum(a: float, b: float) -> float:
+    """``a + b`` rounded up (capped at 1: a coefficient)."""
+    return min(math.nextafter(a + b, math.inf) if b > 0.0 else a, 1.0)
+
+
+def _row_sum_tv(K: MarkovOperator) -> float:
+    """``max_x |s_x - 1|`` (K's rows stand for their normalised rows, ``||r / s - r||_1 = |1 - s|``), rounded up;
+    0 only when every row sums to exactly 1 (``math.fsum`` of the row and -1: the deviation correctly rounded)."""
+    data = K._data
+    worst = 0.0
+    if sp.issparse(data):
+        csr = sp.csr_matrix(data)
+        for i in range(csr.shape[0]):
+            worst = max(worst, abs(math.fsum(np.append(csr.data[csr.indptr[i]:csr.indptr[i + 1]], -1.0))))
+    else:
+        for row in np.asarray(data):
+            worst = max(worst, abs(math.fsum(np.append(row, -1.0))))
+    return math.nextafter(worst, math.inf) if worst > 0.0 else 0.0
 
 
 def _plain_dense(op: MarkovOperator) -> bool:
