@@ -267,8 +267,17 @@ def _up_sum(a: float, b: float) -> float:
 def _row_sum_tv(K: MarkovOperator) -> float:
     """``max_x |s_x - 1|`` (K's rows stand for their normalised rows, ``||r / s - r||_1 = |1 - s|``), rounded up;
     0 only when every row sums to exactly 1 (``math.fsum`` of the row and -1: the deviation correctly rounded)."""
+    if isinstance(K, StructuredOperator):  # exact bounds on the row sums of the operator it stands for
+        lo, hi = K.row_sum_bounds()
+        worst = max(hi - 1.0, 1.0 - lo, 0.0)
+        return math.nextafter(worst, math.inf) if worst > 0.0 else 0.0
     data = K._data
     worst = 0.0
+    if not (sp.issparse(data) or isinstance(data, np.ndarray)):  # dask-backed: float row sums plus their error
+        sums = np.asarray(data.sum(axis=1).compute() if hasattr(data, "compute") else data.sum(axis=1), dtype=float)
+        m = K.shape[1]
+        worst = float(np.max(np.abs(sums - 1.0))) + (m + 4) * 2.0**-53 * float(np.max(np.abs(sums)))
+        return math.nextafter(worst * (1.0 + 2.0**-50), math.inf)
     if sp.issparse(data):
         csr = sp.csr_matrix(data)
         for i in range(csr.shape[0]):
