@@ -276,6 +276,9 @@ def _curve_bound(fn: Callable[[np.ndarray], np.ndarray], pair: Callable[[], Domi
     local epsilon, rounded up; the shuffled reports are a post-processing of the reports, so (pure, 0)-DP too
     (the curve is 0 from there on)."""
     curve = _widened(fn, rz, users)
+    if rz.error is not None:  # the local level was read off the stored product: widen it to the exact one's
+        r = rz.error.ratio_error()
+        pure = math.nextafter(pure + 2.0 * math.log1p(2.0 * r / (1.0 - r)), math.inf) if r < 0.5 else math.inf
 
     def evaluate(e: Any) -> np.ndarray:
         e = np.asarray(e, dtype=float)

@@ -250,3 +250,16 @@ def test_a_product_of_steps_is_widened_by_its_rounding_and_a_passed_operator_is_
     eps = np.array([0.1, 0.5, 1.0])
     tau = steps.error.rel + steps.error.absolute * 3
     assert np.all(both.profile.delta(eps) >= one.profile.delta(eps) + (1 + np.exp(eps)) * 50 * tau * (1 - 1e-9))
+
+
+def test_a_product_of_steps_widens_its_pure_level():
+    """The local level of [M, K] is read off the stored product; the exact product's ratios are within its
+    ratio error, so the pure level of the shuffled curve sits above the stored product's level."""
+    from chainamp.shuffle import api
+
+    M = MarkovOperator([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6]])
+    K = MarkovOperator([[0.9, 0.1, 0.0], [0.05, 0.9, 0.05], [0.0, 0.1, 0.9]])
+    rz = api.read_randomizer([M, K])
+    bound = api._blanket(rz, 30)
+    assert rz.error is not None and rz.error.ratio_error() > 0
+    assert bound.profile.pure_epsilon > api._pure(rz.local_epsilon)
