@@ -22,15 +22,24 @@ maximum over EVERY m, built from two facts proved here.
   neither among the first m1 ones nor among the last ``N - m2`` zeros "middle". Binary RR is a blanket
   mixture: ``Bern(p) = (1 - 2q) delta_1 + 2q Bern(1/2)`` and ``Bern(q) = (1 - 2q) delta_0 + 2q Bern(1/2)``.
   Give the analyst, for every middle user, whether it drew from the blanket: its report is then either a
-  fair coin or its (known) value, whatever that value is. The analyst's view becomes (the set of blanket
-  middle users, the count s minus known values); its distribution given the set does not depend on m, and
-  it is a refinement of s, so ``H_a(dataset m) <= E_C H_a(pair_C)`` with ``C ~ Bin(L, 2q)`` and
-  ``pair_C`` the pair for ``Z = Bin(m1, p) + Bin(N - m2, q) + Bin(C, 1/2)`` (the revealed mixture over C is
-  itself a finite pair on outcomes (C, s)). Adding an independent coin is a post-processing, so
-  ``H_a(pair_C) <= H_a(pair_c)`` for ``C >= c``: C's effective support is cut into bins, each replaced by its
-  smallest C, and the mass below the support is added to delta. The same reveal applied to all but ``keep``
-  of the m1 base ones (large m1, to bound the work) covers the interval too, more loosely. All of it holds at
-  every eps at once (one post-processing argument, not a per-eps one).
+  fair coin or its (known) value, whatever that value is. Subtracting the known values (a bijection given
+  what is revealed) leaves ``user 1 + Bin(m1, p) + Bin(N - m2, q) + Bin(C, 1/2)`` with ``C ~ Bin(L, 2q)`` the
+  number of coins, a distribution that does not depend on m; the revealed view refines s, so by joint
+  convexity ``H_a(dataset m) <= E_C H_a(pair_C)``. Adding an independent fair coin is a post-processing, so
+  ``H_a(pair_C) <= H_a(pair_c)`` for ``C >= c``, and ``H_a <= 1`` always: with ``c`` the largest count such that
+  ``P(C < c) <= tau`` (a Chernoff bound), ``H_a(dataset m) <= tau + H_a(pair_c)`` for every m in the interval
+  and every a at once. ``pair_c`` is a single log-concave pair (so its optimal tests are prefixes) and ``tau`` is
+  added to its dropped mass. An interval costs about ``L (p - 1/2) / (N p)`` of the noise variance, so the
+  bound is tight only for short intervals near the worst datasets and for intervals where the exact profile is
+  well below the worst (it decreases slowly as m moves towards ``N/2`` at large N).
+* *Refinement (best first).* The first ``min_exact`` datasets are exact and geometric intervals cover the rest.
+  With a target delta, ``eps*`` is the largest epsilon at that delta among the exact datasets so far (a lower
+  bound of the truth); an interval whose float hockey-stick at ``eps* (1 + tolerance)`` exceeds the target is
+  queued, and the queued interval with the largest value is split (in four, or into single datasets when
+  short) until none is left or the work budget is spent; what is left is kept unsplit. Splitting only decides
+  where work is spent: every component kept is a sound bound for its datasets, so the certificate is sound
+  whatever the heuristic; within the budget the certified epsilon at the target is within ``1 + tolerance``
+  of the exact worst case (plus rounding), and past it the report's ``lower`` shows the gap.
 
 The certified pair is the ROC hull of all components in both orders (:meth:`DominatingPair.from_roc`), so
 its curve is at least every component's at every eps: a finite dominating pair that ``compose`` takes.
@@ -59,6 +68,7 @@ component is monotone in s and its optimal tests are prefixes (no sorting, no ti
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 
@@ -66,18 +76,22 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
-from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, pmf_rtol
+from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol
 from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper, thin
 
-__all__ = ["ShuffledPairs", "binary_rr_shuffle", "krr_shuffle", "EXACT_WORK_BUDGET"]
+__all__ = ["ShuffledPairs", "binary_rr_shuffle", "krr_shuffle", "EXACT_TOLERANCE"]
 
-#: multiply-adds of direct convolution the exact method spends before covering the remaining datasets of the
-#: other users by one coarse interval (sound, looser); about 1 s on this machine
-EXACT_WORK_BUDGET = 4e8
 #: every dataset of the other users is computed exactly when there are at most this many (up to mirror images)
-MAX_EXACT_ALL = 1024
-#: otherwise the first datasets m = 0, 1, ... (at most this many) are, and intervals cover the rest
-MAX_EXACT_DATASETS = 64
+MAX_EXACT_ALL = 256
+#: otherwise the first datasets m = 0, 1, ... (this many) are, and intervals cover the rest
+MIN_EXACT = 4
+#: an interval of datasets is split while its bound at ``eps* (1 + EXACT_TOLERANCE)`` exceeds the target delta
+EXACT_TOLERANCE = 1e-7
+#: an interval's middle users are credited with at least the coins they draw except with this probability
+COIN_TAIL = 1e-20
+#: the work (outcomes of all components computed) spent splitting intervals; past it, the intervals left are
+#: kept unsplit (sound, looser). About 1 s on this machine at n = 1e8
+EXACT_WORK_BUDGET = 1.5e7
 _U = UNIT_ROUNDOFF
 
 
@@ -116,9 +130,10 @@ def _fft_conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     L = a.size + b.size - 1
     n = 1 << max(1, (L - 1).bit_length())
     c = np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(b, n), n)[:L]
-    na, nb = float(np.sqrt(np.dot(a, a))), float(np.sqrt(np.dot(b, b)))
+    # norms by numpy's pairwise sums, not BLAS dot (a threaded ddot stalls for ~10 ms on a loaded machine)
+    na, nb = float(np.sqrt((a * a).sum())), float(np.sqrt((b * b).sum()))
     sa, sb = float(a.sum()), float(b.sum())
-    nc = float(np.sqrt(np.dot(c, c)))
+    nc = float(np.sqrt((c * c).sum()))
     eF = 16.0 * _U * (math.log2(n) + 1.0)
     eta = 2.0 * (eF * (na * sb + sa * nb + 2.0 * nc * 1.01) + 3.0 * _U * nc * 1.01)
     return np.maximum(c, 0.0), math.nextafter(eta, math.inf)
@@ -141,63 +156,88 @@ def _user_pair(Z: np.ndarray, p: float, q: float) -> tuple[np.ndarray, np.ndarra
     return p * z0 + q * z1, q * z0 + p * z1
 
 
-def _dataset_z(N: int, m: int, p: float, q: float, tail: float, extra: int = 0):
-    """``Z = Bin(m, p) + Bin(N - m, q) [+ Bin(extra, 1/2)]`` on its effective support: (Z, rel, dropped)."""
-    _, a, da = binomial_window(m, p, tail)
-    _, b, db = binomial_window(N - m, q, tail)
-    z, r = _conv(a, b)
-    rel = r + pmf_rtol(m, p) + pmf_rtol(N - m, q)
-    dropped = da + db
-    if extra:
-        _, c, dc = binomial_window(extra, 0.5, tail)
-        z, r2 = _conv(z, c)
-        rel += r2 + pmf_rtol(extra, 0.5)
-        dropped += dc
-    return z, rel + 8 * _U, dropped
-
-
 def _width(n: int, p: float) -> int:
-    """A cheap estimate of the effective support length of Bin(n, p) (for the work budget)."""
+    """A cheap estimate of the effective support length of Bin(n, p) (for the memory check)."""
     return int(2 * 14 * math.sqrt(n * p * (1 - p))) + 2
 
 
-def _binary_component(z: np.ndarray, rel: float, dropped: float, p: float, q: float, lower: bool):
-    """ROC points (upper, and lower when asked) of the pair of user 1 added to the others' count Z.
-
-    Z is a sum of independent Bernoulli counts, hence log-concave, so ``Z(s) / Z(s - 1)`` and with it
-    ``P_0(s) / P_1(s) = (p r + q) / (q r + p)`` are non-increasing in s: the natural order is the ratio order."""
-    P, Q = _user_pair(z, p, q)
-    up = both_orders(roc_upper, P, Q, rel + 4 * _U, dropped, monotone=True)
-    lo = both_orders(roc_lower, P, Q, rel + 4 * _U, monotone=True) if lower else None
-    return up, lo
-
-
-def _plan_exact(N: int, p: float, q: float, budget: float) -> tuple[int, bool]:
-    """How many datasets m = 0, 1, ... to compute exactly, and whether each costs its own pmf (all m) or a
-    shared big factor (``Bin(N - M0 + 1, q)``, the first M0 only)."""
-    half = N // 2
-    wB = _width(N, q)
-    if half + 1 <= MAX_EXACT_ALL and (half + 1) * (_width(half, p) + 1) * wB <= budget:
-        return half + 1, True
-    m0 = int(max(2, min(half + 1, MAX_EXACT_DATASETS, math.sqrt(budget / (2.0 * wB)))))
-    return m0, False
+def _coin_floor(L: int, gamma: float, tail: float) -> tuple[int, float]:
+    """``(c, tau)``: the largest ``c`` with ``P(Bin(L, gamma) < c) <= tau <= tail`` (Chernoff, rounded up)."""
+    if L == 0 or gamma <= 0.0:
+        return 0, 0.0
+    lt = math.log(tail)
+    a, b = 0, int(math.floor(L * gamma))
+    while a < b:  # the bound on P(C <= c - 1) grows with c
+        mid = (a + b + 1) // 2
+        if chernoff_log_tail(L, gamma, mid - 1, False) <= lt:
+            a = mid
+        else:
+            b = mid - 1
+    if a == 0:
+        return 0, 0.0
+    tau = math.exp(chernoff_log_tail(L, gamma, a - 1, False)) * (1.0 + 4 * _U)
+    return a, math.nextafter(tau, math.inf)
 
 
-def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget: float = EXACT_WORK_BUDGET,
-                      growth: float = 1.1, target_delta: float | None = None, max_intervals: int = 1500,
+def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
+    """``(P, Q, rel, dropped)`` covering the datasets ``m1..m2`` of the others (module docstring): exactly dataset
+    m1 when ``m1 == m2``; otherwise ``Z = Bin(m1, p) + Bin(N - m2, q) + Bin(c, 1/2)``, the ``L = m2 - m1`` middle
+    users' blanket draws revealed and at least ``c`` of them coins except with probability ``tau`` (added to
+    ``dropped``). ``P, Q`` bound the exact arrays up to the relative error ``rel`` (absolute FFT errors are
+    widened outward first), and the exact ratio ``P/Q`` is non-increasing along them (Z is log-concave)."""
+    z, rel, dropped, eta = _interval_base(m1, N - m2, p, q, tail)
+    c, tau = _coin_floor(m2 - m1, 2.0 * q, coin_tail) if m2 > m1 else (0, 0.0)
+    if c:
+        _, coin, dc = binomial_window(c, 0.5, tail)
+        z, r, e2 = _conv_any(z, coin)
+        rel += r + pmf_rtol(c, 0.5)
+        eta = eta * (1.0 + rel) + e2  # a convolution with a probability vector keeps a sup-norm error
+        dropped += dc + tau
+    P, Q = _widen(*_user_pair(z, p, q), eta * (1.0 + 4 * _U))
+    return P, Q, rel + 4 * _U, dropped
+
+
+def _hockey(P: np.ndarray, Q: np.ndarray, a: float) -> float:
+    """``max`` over both orders of ``sum [P - a Q]_+`` in floats (a splitting heuristic, not a certificate)."""
+    return max(float(np.maximum(P - a * Q, 0.0).sum()), float(np.maximum(Q - a * P, 0.0).sum()))
+
+
+def _epsilon_of(P: np.ndarray, Q: np.ndarray, delta: float, hi: float) -> float:
+    """The float epsilon at which a component's curve crosses ``delta`` (bisection; a heuristic only)."""
+    lo = 0.0
+    if _hockey(P, Q, 1.0) <= delta:
+        return 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if _hockey(P, Q, math.exp(mid)) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi
+
+
+def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target_delta: float | None = None,
+                      tolerance: float = EXACT_TOLERANCE, growth: float = 1.5,
+                      budget: float = EXACT_WORK_BUDGET, max_exact_all: int = MAX_EXACT_ALL,
+                      min_exact: int = MIN_EXACT, coin_tail: float = COIN_TAIL,
                       progress: bool | None = None) -> ShuffledPairs:
     """Certified worst case over the other users' bits of binary RR (keep probability ``p``) shuffled among
     ``users`` users, as a finite dominating pair (derivation in the module docstring).
 
     ``p`` is the keep probability (``1/2 <= p < 1``; a larger p is less private, so callers round it up).
-    Every dataset m (number of ones among the others) up to ``N/2`` is a component of its own when the work
-    budget (multiply-adds of direct convolution) allows; otherwise the first ``M0`` are, and intervals
-    ``[m1, m2]`` with ``m2 - m1 = (growth - 1) m1`` cover the rest. With ``target_delta``, an interval whose
-    bound at the exact datasets' epsilon for that delta exceeds the delta is split in five and recomputed (up to
-    ``max_intervals`` intervals in all), so the certificate is tight where the report reads it; every interval
-    kept is sound whatever the splitting. An interval reveals the blanket draws of its middle users (module
-    docstring) and, when ``m1`` is large, of all but ``keep`` of its base ones too (a larger reveal: sound,
-    looser, and its convolution stays within the budget).
+    Every dataset m (number of ones among the others, up to ``N/2`` by mirror symmetry) is covered by a
+    component: the exact pair of dataset m, or the revealed pair of an interval ``[m1, m2]`` of datasets (sound
+    for each of them at every epsilon; module docstring). With at most ``max_exact_all`` datasets each is
+    computed exactly. Otherwise the first ``min_exact`` are, intervals growing geometrically (``growth``) cover
+    the rest, and with ``target_delta`` (the API always passes one) they are refined best first until each
+    one's bound at ``eps* (1 + tolerance)`` is at most the target or ``budget`` (outcomes computed, about 1 s
+    at n = 1e8) is spent. ``coin_tail`` is the probability ``tau`` an interval's coin count may fall below the
+    count it is credited with (added to its delta at every epsilon).
+
+    Within the budget the certified epsilon at the target is within ``1 + tolerance`` of the exact worst case
+    (plus rounding); past it the result stays sound and ``lower`` (the exact datasets) shows the gap.
 
     Examples
     --------
@@ -211,76 +251,69 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, budget
     if q == 0.0:  # no noise: the others' count is known, so s reveals user 1's bit (delta = 1 at every eps)
         pair = DominatingPair([1.0, 0.0], [0.0, 1.0], name=f"binary RR with p = 1 among {users} users", exact=True)
         return ShuffledPairs(pair, pair, True, (0,), (), "any dataset of the other users")
+    check_memory(160.0 * (_width(N, q) + _width(half, p) + 64), "the shuffled histogram's distributions")
     up, lo = HullAccumulator(), HullAccumulator()
+    exact_ms: list[int] = []
     intervals: list[tuple[int, int]] = []
-    wB = _width(N, q)
-    check_memory(96.0 * (wB + 2 * _width(N, 0.5) + 64), "the shuffled histogram's distributions")
-    m0, each = _plan_exact(N, p, q, budget)
-    spent = 0.0
-    with progress_bar(half + 1, "shuffle exact", unit="dataset", progress=progress) as bar:
-        if each:
-            for m in range(m0):
-                z, rel, dropped = _dataset_z(N, m, p, q, tail)
-                (s, b), (s2, b2) = _binary_component(z, rel, dropped, p, q, True)
-                up.add(s, b)
-                lo.add(s2, b2)
-                bar.update(1)
-        else:
-            _, w, dw = binomial_window(N - (m0 - 1), q, tail)
-            for m in range(m0):
-                _, a, da = binomial_window(m, p, tail)
-                _, c, dc = binomial_window(m0 - 1 - m, q, tail)
-                y, r1 = _conv(a, c)
-                z, r2 = _conv(w, y)
-                rel = r1 + r2 + pmf_rtol(N - m0 + 1, q) + pmf_rtol(m, p) + pmf_rtol(m0 - 1 - m, q) + 8 * _U
-                (s, b), (s2, b2) = _binary_component(z, rel, dw + da + dc, p, q, True)
-                up.add(s, b)
-                lo.add(s2, b2)
-                bar.update(1)
-        spent = m0 * (m0 + 1) * wB
-        # base ones kept unrevealed: at most keep_cap (so each base convolution costs about ``budget / 8``)
-        keep_cap = max(1, int(((budget / 8.0) / max(wB, 1) / 28.0) ** 2 / max(p * q, 1e-300)))
-        a_star = None
-        if target_delta is not None and m0 <= half:
-            ls, lb = lo.points()
-            e_star = DominatingPair.from_roc(ls, lb, exact=True).epsilon(target_delta)
-            a_star = math.exp(e_star) * (1 - 1e-9) if math.isfinite(e_star) else None
-        todo = []
-        start = m0
+    pending: list[tuple[float, int, int]] = []  # a heap of intervals to split, the largest bound first
+    eps_hi = math.log(p / q)
+    state = {"eps": 0.0, "work": 0}
+    if half + 1 <= max_exact_all:
+        first = [(m, m) for m in range(half + 1)]
+    else:
+        min_exact = max(1, min(int(min_exact), half + 1))
+        first, start = [(m, m) for m in range(min_exact)], min_exact
         while start <= half:
             end = min(start + max(1, int(start * (growth - 1.0))) - 1, half)
-            todo.append((start, end))
+            first.append((start, end))
             start = end + 1
-        todo.reverse()
-        while todo:
-            start, end = todo.pop()
-            keep = min(start, keep_cap)
-            z, rel, dropped, eta = _interval_base(keep, N - end, p, q, tail)
-            if end - keep == 0:
-                P, Q = _widen(*_user_pair(z, p, q), eta)
-                rel += 4 * _U
-            else:
-                P, Q, rel, dropped = _coin_masses(z, rel, dropped, end - keep, 2 * q, p, q, tail, 24, eta)
-            if (a_star is not None and end > start and len(todo) + len(intervals) < max_intervals
-                    and _hockey_upper(P, Q, rel, dropped, a_star) > target_delta):
-                step = max(1, (end - start + 1) // 5)
-                parts = [(s0, min(s0 + step - 1, end)) for s0 in range(start, end + 1, step)]
-                todo.extend(reversed(parts))
-                continue
-            s, b = both_orders(roc_upper, P, Q, rel, dropped, monotone=(end - keep == 0))
-            intervals.append((start, end))
+
+    with progress_bar(half + 1, "shuffle exact", unit="dataset", progress=progress) as bar:
+
+        def accept(P, Q, rel, dropped, m1, m2):
+            s, b = both_orders(roc_upper, P, Q, rel, dropped, monotone=True)
             up.add(s, b)
-            bar.update(end - start + 1)
+            bar.update(m2 - m1 + 1)
+
+        def visit(m1: int, m2: int, final: bool = False) -> None:
+            P, Q, rel, dropped = _component(N, m1, m2, p, q, tail, coin_tail)
+            state["work"] += P.size
+            if m1 == m2:
+                exact_ms.append(m1)
+                lo.add(*both_orders(roc_lower, P, Q, rel, monotone=True))
+                if target_delta is not None:
+                    state["eps"] = max(state["eps"], _epsilon_of(P, Q, target_delta, eps_hi))
+            elif target_delta is not None and not final:
+                h = _hockey(P, Q, math.exp(state["eps"] * (1.0 + tolerance))) * (1.0 + 1e-9) + dropped
+                if h > target_delta:
+                    heapq.heappush(pending, (-h, m1, m2))
+                    return
+            if m1 != m2:
+                intervals.append((m1, m2))
+            accept(P, Q, rel, dropped, m1, m2)
+
+        for m1, m2 in first:
+            visit(m1, m2)
+        while pending and state["work"] + len(pending) * state["work"] / max(len(exact_ms) + len(intervals), 1) < budget:
+            _, m1, m2 = heapq.heappop(pending)
+            L = m2 - m1 + 1
+            step = 1 if L <= 8 else -(-L // 4)
+            for a in range(m1, m2 + 1, step):
+                visit(a, min(a + step - 1, m2))
+        for _, m1, m2 in sorted(pending, key=lambda t: t[1]):  # the budget is spent: kept unsplit (sound)
+            visit(m1, m2, final=True)
     s, b = up.points()
     exact_all = not intervals
     upper = DominatingPair.from_roc(s, b, name=f"binary RR shuffled among {users} users (worst case of the others)",
                                     exact=exact_all)
     s, b = lo.points()
-    lower = DominatingPair.from_roc(s, b, name=f"binary RR shuffled among {users} users (datasets m <= {m0 - 1})",
-                                    exact=True)
-    what = (f"the other users hold m ones, m = 0..{m0 - 1} (and their mirror images): the largest exact profile "
-            "among those datasets at each epsilon")
-    return ShuffledPairs(upper, lower, exact_all, tuple(range(m0)), tuple(intervals), what)
+    lower = DominatingPair.from_roc(s, b, name=f"binary RR shuffled among {users} users ({len(exact_ms)} datasets "
+                                    "computed exactly)", exact=True)
+    shown = sorted(exact_ms)
+    listed = ", ".join(map(str, shown[:6])) + (", ..." if len(shown) > 6 else "")
+    what = (f"the other users hold m ones for {len(shown)} values of m ({listed}; and their mirror images): the "
+            "largest exact profile among those datasets at each epsilon")
+    return ShuffledPairs(upper, lower, exact_all, tuple(shown), tuple(intervals), what)
 
 
 def _widen(P: np.ndarray, Q: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -288,16 +321,6 @@ def _widen(P: np.ndarray, Q: np.ndarray, eta: float) -> tuple[np.ndarray, np.nda
     if eta == 0.0:
         return P, Q
     return np.nextafter(P + eta, np.inf), np.maximum(np.nextafter(Q - eta, -np.inf), 0.0)
-
-
-def _coin_mixture(base: np.ndarray, rel: float, dropped: float, L: int, gamma: float, p: float, q: float,
-                  tail: float, bins: int = 24, eta: float = 0.0):
-    """ROC points (both orders) of :func:`_coin_masses` (``eta``: the base's absolute error per entry)."""
-    if L == 0:
-        P, Q = _widen(*_user_pair(base, p, q), eta)
-        return both_orders(roc_upper, P, Q, rel + 4 * _U, dropped, monotone=True)
-    P, Q, rel, dropped = _coin_masses(base, rel, dropped, L, gamma, p, q, tail, bins, eta)
-    return both_orders(roc_upper, P, Q, rel, dropped)
 
 
 def _coin_masses(base: np.ndarray, rel: float, dropped: float, L: int, gamma: float, p: float, q: float,
@@ -328,13 +351,6 @@ def _coin_masses(base: np.ndarray, rel: float, dropped: float, L: int, gamma: fl
         Qs.append(wj * Q)
     rel += PMF_RTOL + (w.size + 4) * _U
     return np.concatenate(Ps), np.concatenate(Qs), rel + 8 * _U, dropped + dw
-
-
-def _hockey_upper(P: np.ndarray, Q: np.ndarray, rel: float, dropped: float, a: float) -> float:
-    """A quick upper estimate of the component's ``H_a`` in both orders (only used to decide a split)."""
-    f = float(np.maximum(P * (1 + rel) - a * (1 - rel) * Q, 0.0).sum())
-    r = float(np.maximum(Q * (1 + rel) - a * (1 - rel) * P, 0.0).sum())
-    return max(f, r) * (1 + 1e-9) + dropped
 
 
 def _interval_base(ones: int, zeros: int, p: float, q: float, tail: float):

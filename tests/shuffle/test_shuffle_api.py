@@ -223,7 +223,6 @@ def test_binary_rr_equals_high_precision_worst_case(n, eps0):
     assert worst_at <= 1e-6 < worst_below
 
 
-@pytest.mark.slow
 def test_binary_rr_equals_high_precision_worst_case_1e6():
     n, eps0 = 10**6, 4.0
     r = amplify_shuffled(SymmetricChannel.from_epsilon(2, eps0), n, delta=1e-6, progress=False)

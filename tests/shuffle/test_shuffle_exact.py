@@ -148,3 +148,68 @@ def test_chernoff_window_bound_against_exact_tails():
     pm = [math.comb(n, k) * fp**k * (1 - fp) ** (n - k) for k in range(n + 1)]
     outside = sum(pm[:lo]) + sum(pm[lo + w.size:])
     assert 0 < outside <= dropped <= 1e-12
+
+
+# ---------------------------------------------------------------- interval components (reveal argument)
+@pytest.mark.parametrize("coin_tail", [1e-20, 0.3, 0.05], ids=["no-coins", "tail0.3", "tail0.05"])
+@pytest.mark.parametrize("p", [0.6, 0.75, 0.9], ids=lambda p: f"p={p}")
+@pytest.mark.parametrize("n", [5, 7, 8], ids=lambda n: f"n={n}")
+def test_interval_components_never_below_brute_force(n, p, coin_tail):
+    """Every dataset but m = 0 covered by revealed intervals (no refinement), coins credited at a coarse tail
+    (so ``c > 0`` at these small n): the certified curve is still above the exact worst case."""
+    fp = Fraction(p)
+    R = [[fp, 1 - fp], [1 - fp, fp]]
+    res = binary_rr_shuffle(n, p, max_exact_all=0, min_exact=1, growth=10.0, coin_tail=coin_tail, progress=False)
+    assert res.intervals and not res.exact_all and res.exact_datasets == (0,)
+    for a in A_VALUES:
+        assert res.upper.delta(_eps_below(a)) >= _worst(n, R, a)
+
+
+def test_coin_floor_tail_is_needed():
+    """The probability that fewer coins than credited are drawn is added to delta: without it the interval
+    component of n = 3, p = 0.7 at tail 0.3 drops below the exact worst case (checked in exact arithmetic)."""
+    from chainamp.shuffle import exact
+
+    n, p = 3, 0.7
+    fp = Fraction(p)
+    R = [[fp, 1 - fp], [1 - fp, fp]]
+    c, tau = exact._coin_floor(n - 1 - 0, 2 * (1 - p), 0.3)
+    assert c > 0 and 0 < tau <= 0.3
+    q = 1 - p
+    P, Q, rel, dropped = exact._component(n - 1, 0, n - 1, p, q, 1e-40, 0.3)
+    from chainamp.privacy import DominatingPair
+    from chainamp.shuffle._pairs import both_orders, roc_upper
+
+    with_tau = DominatingPair.from_roc(*both_orders(roc_upper, P, Q, rel, dropped, monotone=True))
+    without = DominatingPair.from_roc(*both_orders(roc_upper, P, Q, rel, dropped - tau, monotone=True))
+    gaps = [(_worst(n, R, a), _eps_below(a)) for a in A_VALUES + [Fraction(21, 20)]]
+    assert all(with_tau.delta(e) >= w for w, e in gaps)
+    assert any(without.delta(e) < w for w, e in gaps)
+
+
+@pytest.mark.parametrize("n,p", [(10**8, 0.0179862), (10**6, 0.880797), (5 * 10**7, 0.6224593312018546),
+                                 (10**8, 0.5), (2000, 0.3)], ids=["1e8-q", "1e6-p", "5e7", "1e8-half", "2e3"])
+def test_binomial_window_recurrence_within_budget(n, p):
+    """Long windows are filled by the ratio recurrence from one Boost value: every mass checked against mpmath
+    stays within PMF_RTOL (the budget the callers carry), at the window's ends and its mode."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 40
+    lo, w, _ = _binomial.binomial_window(n, p)
+    assert w.size >= _binomial.RECURRENCE_MIN
+    for j in sorted({0, 1, w.size // 5, w.size // 2, int(np.argmax(w)), w.size - 2, w.size - 1}):
+        k = lo + j
+        exact = mp.binomial(n, k) * mp.mpf(p) ** k * (1 - mp.mpf(p)) ** (n - k)
+        assert abs(mp.mpf(float(w[j])) / exact - 1) <= _binomial.PMF_RTOL
+
+
+def test_refinement_reaches_the_tolerance_within_budget_and_stays_sound_past_it():
+    """n = 1e5, eps0 = 4: the refined certificate at the target is within 1e-6 of the exact datasets' epsilon;
+    with a tiny budget the intervals are kept unsplit, the certificate is looser but never below the lower."""
+    p = math.exp(4.0) / (1 + math.exp(4.0))
+    full = binary_rr_shuffle(10**5, p, target_delta=1e-6, progress=False)
+    assert full.upper.epsilon(1e-6) <= full.lower.epsilon(1e-6) * (1 + 1e-6)
+    cheap = binary_rr_shuffle(10**5, p, target_delta=1e-6, budget=0, progress=False)
+    assert len(cheap.intervals) < len(full.intervals)
+    assert cheap.upper.epsilon(1e-6) >= full.upper.epsilon(1e-6) * (1 - 1e-12)
+    for e in (0.0, 0.05, 0.1, 0.5):
+        assert cheap.upper.delta(e) >= full.lower.delta(e)
