@@ -89,6 +89,8 @@ MIN_EXACT = 4
 EXACT_TOLERANCE = 1e-7
 #: an interval's middle users are credited with at least the coins they draw except with this probability
 COIN_TAIL = 1e-20
+#: a queued interval is split into this many parts (single datasets when it holds at most 8)
+SPLIT = 4
 #: the work (outcomes of all components computed) spent splitting intervals; past it, the intervals left are
 #: kept unsplit (sound, looser). About 1 s on this machine at n = 1e8
 EXACT_WORK_BUDGET = 1.5e7
@@ -297,7 +299,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
         while pending and state["work"] + len(pending) * state["work"] / max(len(exact_ms) + len(intervals), 1) < budget:
             _, m1, m2 = heapq.heappop(pending)
             L = m2 - m1 + 1
-            step = 1 if L <= 8 else -(-L // 4)
+            step = 1 if L <= 8 else -(-L // SPLIT)
             for a in range(m1, m2 + 1, step):
                 visit(a, min(a + step - 1, m2))
         for _, m1, m2 in sorted(pending, key=lambda t: t[1]):  # the budget is spent: kept unsplit (sound)
