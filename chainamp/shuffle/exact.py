@@ -93,7 +93,7 @@ COIN_TAIL = 1e-20
 SPLIT = 4
 #: the work (outcomes of all components computed, weighted by log2(outcomes) / 16) spent splitting intervals; past it, the intervals left are
 #: kept unsplit (sound, looser). About 1 s on this machine at n = 1e8
-EXACT_WORK_BUDGET = 8e6
+EXACT_WORK_BUDGET = 1.2e7
 _U = UNIT_ROUNDOFF
 
 
