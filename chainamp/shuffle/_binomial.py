@@ -78,14 +78,15 @@ def _window_pmf(n: int, p: float, lo: int, hi: int, pmf_fn) -> np.ndarray:
     """``Bin(n, p)`` at ``lo..hi``: Boost at every point for short windows; for long ones one Boost value at the
     mode and the exact ratios ``pmf(k + 1) / pmf(k) = (n - k) / (k + 1) * p / q`` multiplied outward.
 
-    Error: each computed ratio is within ``3u`` of the exact one (``n - k`` and ``k + 1`` are exact integers,
-    one division, ``p / q`` rounded once, one product), and ``np.cumprod`` adds one rounding per step, so a point
-    ``j`` steps from the mode is within ``(1 + 4u)^j - 1 <= 5 j u`` of the exact product times the mode's value.
-    Used only while ``5 (hi - lo) u <= PMF_RTOL / 2``: with the mode's Boost error (measured below 1.3e-11, see
+    Error: each computed ratio is within ``4u`` of the exact one (``n - k`` and ``k + 1`` are exact integers,
+    one division, ``q = 1 - p`` rounded once when ``p < 1/2``, ``p / q`` once more, one product), and
+    ``np.cumprod`` adds one rounding per step and the final scaling one, so a point ``j >= 1`` steps from the
+    mode is within ``(1 + u)^(5 j + 1) - 1 <= 6 j u`` of the exact product times the mode's value.
+    Used only while ``6 (hi - lo) u <= PMF_RTOL / 2``: with the mode's Boost error (measured below 1.3e-11, see
     ``tests/shuffle``) every mass stays within ``PMF_RTOL``. The recurrence never underflows inside the window
     (its masses are at least about ``tail / n``)."""
     width = hi - lo
-    if width + 1 < RECURRENCE_MIN or 5.0 * width * UNIT_ROUNDOFF > PMF_RTOL / 2.0:
+    if width + 1 < RECURRENCE_MIN or 6.0 * width * UNIT_ROUNDOFF > PMF_RTOL / 2.0:
         return np.asarray(pmf_fn(np.arange(lo, hi + 1), n, p), dtype=float)
     q = 1.0 - p
     mode = min(max(int(math.floor((n + 1) * p)), lo), hi)
