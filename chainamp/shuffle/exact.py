@@ -82,7 +82,7 @@ from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper, thin
 __all__ = ["ShuffledPairs", "binary_rr_shuffle", "krr_shuffle", "EXACT_TOLERANCE"]
 
 #: every dataset of the other users is computed exactly when there are at most this many (up to mirror images)
-MAX_EXACT_ALL = 256
+MAX_EXACT_ALL = 512
 #: otherwise the first datasets m = 0, 1, ... (this many) are, and intervals cover the rest
 MIN_EXACT = 4
 #: an interval of datasets is split while its bound at ``eps* (1 + EXACT_TOLERANCE)`` exceeds the target delta
