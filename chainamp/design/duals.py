@@ -130,6 +130,19 @@ def doeblin_bound(C: np.ndarray, lam: np.ndarray, gamma: float) -> float:
     return _rounded_down(C - lam, np.abs(C) + lam, head, (1.0 - gamma) * float(s.max()), 3 * C.shape[0] + 32)
 
 
+def doeblin_closed_bound(C: np.ndarray, gamma: float) -> float:
+    r"""The least loss of any K with Doeblin coefficient ``<= gamma``, ``(1 - gamma) min_y sum_x C[x, y] + gamma
+    sum_x min_y C[x, y]`` with ``C = diag(prior) loss >= 0``, rounded down (a certified lower bound; the derivation is
+    in :mod:`chainamp.design.mixing_design`).
+
+    Every term is a non-negative sum of at most ``n`` products, so the float value is within ``(n + 4) u`` of the
+    exact one relatively; it is lowered by twice that and one ulp, and clipped at 0.
+    """
+    value = (1.0 - gamma) * float(C.sum(axis=0).min()) + gamma * float(C.min(axis=1).sum())
+    bumped = value - 2.0 * (C.shape[0] + 8) * UNIT_ROUNDOFF * value
+    return max(math.nextafter(bumped, -math.inf), 0.0)
+
+
 def constant_bound(c: np.ndarray) -> float:
     r"""Lower bound ``min_y c_y`` (rounded down) when every feasible K makes the rows it is judged on equal.
 

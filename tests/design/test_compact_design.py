@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from chainamp import mechanisms
-from chainamp.design import block_ipm, duals, lp_compact, optimal_post_processing, post_processing
+from chainamp.design import (block_ipm, duals, lp_compact, optimal_mixing_operator, optimal_post_processing,
+                             post_processing)
 from chainamp.errors import InvalidParameterError, SolverError
 from conftest import random_stochastic
 
@@ -152,3 +153,61 @@ def test_validation_branches():
     with pytest.raises(InvalidParameterError, match=r"compact LP\): the LP would have 96 constraint nonzeros"):
         optimal_post_processing(M, 0.1, formulation="compact", max_lp_nonzeros=95)
     optimal_post_processing(M, 0.1, formulation="compact", max_lp_nonzeros=96, progress=False)
+
+
+# ------------------------------------------------------------------ Doeblin in closed form, any loss and prior
+MIX_CASES = [(n, g, seed) for n, g, seed in ((3, 0.3, 0), (4, 0.4, 1), (6, 0.75, 2), (8, 1.0, 3), (5, 0.05, 4))]
+
+
+@pytest.mark.parametrize("n, gamma, seed", MIX_CASES, ids=[f"n{c[0]}-g{c[1]}" for c in MIX_CASES])
+def test_doeblin_closed_form_matches_the_lp(n, gamma, seed):
+    rng = np.random.default_rng(seed)
+    loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
+    kw = dict(coefficient="doeblin", loss=loss, prior=prior, progress=False)
+    lp = optimal_mixing_operator(n, gamma, formulation="lp", **kw)
+    closed = optimal_mixing_operator(n, gamma, **kw)
+    assert closed.solver is None and lp.solver == "HIGHS"
+    assert abs(closed.objective - lp.objective) <= 1e-9
+    assert closed.dual_bound <= lp.objective and lp.dual_bound <= closed.objective
+    assert closed.certified_gamma <= gamma and 0.0 <= closed.gap <= 1e-12
+    # the optimum in exact arithmetic from the stored loss and prior: (1 - g) min_y c_y + g sum_x min_y C[x, y]
+    C = [[Fraction(float(prior[x])) * Fraction(float(loss[x, y])) for y in range(n)] for x in range(n)]
+    g = Fraction(gamma)
+    exact = (1 - g) * min(sum(C[x][y] for x in range(n)) for y in range(n)) + g * sum(min(row) for row in C)
+    assert Fraction(closed.dual_bound) <= exact
+    assert abs(Fraction(closed.objective) - exact) <= Fraction(1, 10**12)
+
+
+def test_doeblin_closed_bound_margin_in_exact_arithmetic():
+    """The closed-form bound is rounded down past its float error: on inputs where rounding to nearest lands above the
+    exact value, the returned bound is still below it (and the unrounded float is not, for at least one input)."""
+    rng = np.random.default_rng(11)
+    above = 0
+    for _ in range(300):
+        n = int(rng.integers(2, 7))
+        C = rng.random((n, n)) / n
+        g = float(rng.random())
+        Cf = [[Fraction(float(v)) for v in row] for row in C]
+        exact = ((1 - Fraction(g)) * min(sum(Cf[x][y] for x in range(n)) for y in range(n))
+                 + Fraction(g) * sum(min(row) for row in Cf))
+        naive = (1.0 - g) * float(C.sum(axis=0).min()) + g * float(C.min(axis=1).sum())
+        above += Fraction(naive) > exact
+        assert Fraction(duals.doeblin_closed_bound(C, g)) <= exact
+    assert above > 0  # the margin is needed: rounding to nearest overshoots on some of these inputs
+
+
+def test_doeblin_at_n200_non_invariant_loss_is_fast():
+    rng = np.random.default_rng(0)
+    n, gamma = 200, 0.4
+    loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
+    r = optimal_mixing_operator(n, gamma, coefficient="doeblin", loss=loss, prior=prior, progress=False)
+    assert r.solver is None and r.certified_gamma <= gamma and 0.0 <= r.gap <= 1e-12
+
+
+def test_mixing_formulation_validation():
+    with pytest.raises(InvalidParameterError, match=r"formulation='closed_form' exists for coefficient='doeblin' only"):
+        optimal_mixing_operator(3, 0.5, formulation="closed_form")
+    with pytest.raises(InvalidParameterError, match=r"formulation must be one of \('auto', 'lp', 'closed_form'\)"):
+        optimal_mixing_operator(3, 0.5, coefficient="doeblin", formulation="sparse")
+    with pytest.raises(TypeError, match="formulation must be a string"):
+        optimal_mixing_operator(3, 0.5, formulation=None)
