@@ -51,8 +51,10 @@ IPM_MAX_ITER = 100
 _DUAL_FACTOR = 10.0
 #: fraction of the distance to the boundary taken by each step
 _STEP = 0.99
-#: iterative refinement steps of each Newton solve
+#: iterative refinement of each Newton solve: at most this many steps, until the residual is below _REFINE_RTOL
+#: times the right side's size
 _REFINE = 3
+_REFINE_RTOL = 1e-12
 #: regularisation added to the scaled blocks' unit diagonal (the refinement solves the unregularised system)
 _REG = 1e-12
 
@@ -90,6 +92,8 @@ def solve(C: np.ndarray, M: np.ndarray, e: float, tol: float = IPM_TOL, max_iter
     k = C.shape[1]
     check_memory(8.0 * (3.0 * k * (m + 2) ** 2 + 2.0 * k * n * m + 16.0 * (n + m) * k),
                  f"the block interior-point method's {k} blocks of size {m + 2}", hint="use fewer outputs")
+    import scipy.linalg.lapack  # noqa: F401 - loaded before the thread limit, so that the limit reaches its BLAS
+
     with single_blas_thread():
         return _solve(C, M, e, tol, max_iter)
 
@@ -169,6 +173,23 @@ def _max_step(v: tuple, dv: tuple) -> float:
     return best
 
 
+def _spd_inverses(H: np.ndarray) -> np.ndarray:
+    """Inverses of a stack of symmetric positive definite matrices from their Cholesky factors (LAPACK potrf and
+    potri, half the flops of numpy's batched LU inverse, measured 2-3x faster at 100 blocks of 102); LinAlgError when a
+    block is not numerically positive definite."""
+    from scipy.linalg import lapack
+
+    out = np.empty_like(H)
+    for i, block in enumerate(H):
+        factor, info = lapack.dpotrf(block, lower=1, clean=0)
+        if info == 0:
+            inv, info = lapack.dpotri(factor, lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"block {i} is not positive definite (LAPACK info {info})")
+        out[i] = np.tril(inv) + np.tril(inv, -1).T
+    return out
+
+
 class _Newton:
     """The factorised block system: k blocks H_y (batched inverses) and the Schur complement of the row sums."""
 
@@ -192,7 +213,7 @@ class _Newton:
         Hs = H * self.D[:, :, None] * self.D[:, None, :]
         self.H = H
         Hs[:, np.arange(m + 2), np.arange(m + 2)] += _REG  # unit diagonal after scaling; refinement undoes it
-        self.Hinv = np.linalg.inv(Hs)
+        self.Hinv = _spd_inverses(Hs)
         self.m = m
         S = np.einsum("ki,kij,kj->ij", self.D[:, :m], self.Hinv[:, :m, :m], self.D[:, :m])
         self.S = np.linalg.cholesky(0.5 * (S + S.T))
@@ -219,10 +240,13 @@ class _Newton:
         m = self.m
         R = np.concatenate([rK.T, ru[:, None], rl[:, None]], axis=1)  # (k, m + 2)
         dX, dy = self._raw(R, req)
+        size = _REFINE_RTOL * (float(np.abs(R).max()) + float(np.abs(req).max()))
         for _ in range(_REFINE):
             res_x = R - np.einsum("kij,kj->ki", self.H, dX)
             res_x[:, :m] -= dy[None, :]
             res_e = req - dX[:, :m].sum(axis=0)
+            if max(float(np.abs(res_x).max()), float(np.abs(res_e).max())) <= size:
+                break
             cX, cy = self._raw(res_x, res_e)
             dX, dy = dX + cX, dy + cy
         return dX[:, :m].T, dX[:, m], dX[:, m + 1], dy
