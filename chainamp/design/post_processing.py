@@ -97,7 +97,8 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
     ``M K`` has its largest entry at most e^eps times its smallest; the compact LP (``formulation``) states that
     with two variables per output and a dense random 100 x 100 M is designed in seconds (the pair LP has 10^8
     nonzeros). Its ``dual_bound`` is the Lagrangian bound of :func:`chainamp.design.duals.compact_bound` (with
-    e^eps rounded up), and K is certified by ``amplify`` as always.
+    e^eps rounded up: ``math.exp`` is within one ulp, so the next float up is above the exact value), valid for any
+    multipliers the solver returns, and K is certified by ``amplify`` as always.
 
     **Symmetric designs.** When the problem does not change under relabelling the values (M is k-ary
     randomized response with its outputs labelled as its inputs, all pairs are neighbours, K's outputs are
@@ -144,7 +145,8 @@ def optimal_post_processing(M: Any, epsilon: float, *, delta: float = 0.0, loss:
         The LP solved: ``"pairs"`` one constraint per ordered neighbour pair and output (with cvxpy and
         ``solver``); ``"compact"`` (pure epsilon over all pairs only) per-output bounds ``u_y``, ``l_y`` of the
         columns of ``Q = M K`` with ``u_y <= e^eps l_y``, ``n k (m + 5)`` nonzeros instead of ``n (n - 1) m k``,
-        solved with Clarabel directly (:mod:`chainamp.design.lp_compact`; ``solver`` does not apply). ``"auto"``
+        solved by the block interior-point method of :mod:`chainamp.design.block_ipm` (numpy; Clarabel called
+        directly if it does not converge, with a note; ``solver`` does not apply). ``"auto"``
         (default) takes the compact form where it applies and the pair LP would have more than
         ``COMPACT_ABOVE_NONZEROS`` nonzeros.
 

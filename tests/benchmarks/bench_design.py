@@ -4,8 +4,8 @@ Plain script: ``python tests/benchmarks/bench_design.py``. Each row times one de
 (wall seconds, best of ``--repeat``) and the process's peak RSS so far, with the machine's load average:
 
 * ``optimal_post_processing`` of k-RR (M at eps = 3, target eps = 1): the closed form at k = 34, 1000, 10^6
-  beside the full LP (``symmetry=False``, cvxpy + HiGHS) at k = 34 (8.9 s before this change) — the LP's
-  nonzeros grow as k^4, so it is not run past ``--lp-max-k``;
+  beside the pair LP (``symmetry=False, formulation="pairs"``, cvxpy + HiGHS) and the compact LP (block IPM) at
+  k = 34 — the pair LP's nonzeros grow as k^4, so it is not run past ``--lp-max-k``;
 * ``optimal_mixing_operator(N, 0.5)`` with the 0-1 loss: closed form at N = 60, 200 beside the LP at N = 40;
 * ``optimal_post_processing`` of a dense random n x n M (rows ``u^2`` normalised, seed 0; target eps = 1, pure, all
   pairs; no symmetry): the compact LP solved by the block interior-point method at n = 20, 50, 100, beside the pair
@@ -117,13 +117,14 @@ def main() -> None:
         return
     print(f"design benchmark; load average {os.getloadavg()[0]:.2f} at start")
     print(f"{'design':<46}{'seconds':>9}{'objective':>14}{'dual bound':>14}{'peak MB':>9}")
-    for k, symmetry in ((34, True), (34, False), (1000, True), (10**6, True)):
+    for k, symmetry, form in ((34, True, "auto"), (34, False, "pairs"), (34, False, "compact"), (1000, True, "auto"),
+                              (10**6, True, "auto")):
         if not symmetry and k > args.lp_max_k:
             continue
         M = mechanisms.randomized_response(k, 3.0)
-        secs, r = best_time(lambda: optimal_post_processing(M, 1.0, symmetry=symmetry, progress=False),
-                            1 if not symmetry else args.repeat)
-        label = f"post-processing {k}-RR ({'closed form' if symmetry else 'LP'})"
+        secs, r = best_time(lambda: optimal_post_processing(M, 1.0, symmetry=symmetry, formulation=form,
+                                                            progress=False), 1 if not symmetry else args.repeat)
+        label = f"post-processing {k}-RR ({'closed form' if symmetry else form + ' LP'})"
         print(f"{label:<46}{secs:>9.3f}{r.objective:>14.10f}{r.dual_bound:>14.10f}{peak_mb():>9.0f}")
     for n, symmetry in ((40, False), (60, True), (200, True)):
         secs, r = best_time(lambda: optimal_mixing_operator(n, 0.5, symmetry=symmetry, progress=False),
