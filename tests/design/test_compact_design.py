@@ -9,6 +9,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chainamp import mechanisms
 from chainamp.design import (block_ipm, duals, lp_compact, optimal_mixing_operator, optimal_post_processing,
@@ -211,3 +213,18 @@ def test_mixing_formulation_validation():
         optimal_mixing_operator(3, 0.5, coefficient="doeblin", formulation="sparse")
     with pytest.raises(TypeError, match="formulation must be a string"):
         optimal_mixing_operator(3, 0.5, formulation=None)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(2, 6), m=st.integers(2, 6), k=st.integers(2, 6), eps=st.floats(0.01, 4.0),
+       zero_prob=st.sampled_from([0.0, 0.4]), seed=st.integers(0, 2**31 - 1))
+def test_property_compact_equals_pairs(n, m, k, eps, zero_prob, seed):
+    """Random mechanisms (with structural zeros), losses and output counts: both LPs reach the same optimum, each
+    certified, each lower bound below the other's loss."""
+    rng = np.random.default_rng(seed)
+    M = random_stochastic(rng, n, m, zero_prob=zero_prob)
+    kw = dict(loss=rng.random((n, k)), outputs=k, progress=False)
+    c = optimal_post_processing(M, eps, formulation="compact", **kw)
+    p = optimal_post_processing(M, eps, formulation="pairs", **kw)
+    assert abs(c.objective - p.objective) <= AGREE
+    assert c.dual_bound <= p.objective and p.dual_bound <= c.objective and c.certified_epsilon <= eps
