@@ -69,6 +69,8 @@ def solve_compact(C: np.ndarray, M: np.ndarray, e: float, verbose: bool = False)
     except SolverError as exc:
         note = f"the block interior-point method failed ({exc}); the compact LP was solved with Clarabel instead"
         return post_processing_compact(C, M, e, verbose), note
+    if not all(np.all(np.isfinite(out[name])) for name in ("K", "alpha", "beta", "gamma")):
+        raise SolverError("the block interior-point method returned a non-finite solution")  # pragma: no cover
     return CompactOutcome(K=out["K"], alpha=np.maximum(out["alpha"], 0.0), beta=np.maximum(out["beta"], 0.0),
                           gamma=np.maximum(out["gamma"], 0.0), solver="block-IPM", status="optimal"), None
 
