@@ -21,9 +21,10 @@ of output y is the (m + 2) x (m + 2) matrix
 
 (d_1 .. d_4 the weights of the four constraint groups in column y), and ``A`` (the row sums) couples the blocks
 through the m x m Schur complement ``S = sum_y (H_y^{-1})_{KK}``. A step costs k dense (m + 2)-sized
-factorisations and one m x m solve, all batched in LAPACK: about ``2 k m^2 (n + m)`` flops, where a general sparse
-solver factorises the ``n k (m + 5)``-nonzero constraint matrix (measured: Clarabel 20-31 s, this method ~2 s at
-n = m = k = 100, same load).
+factorisations and one m x m solve (LAPACK, one block at a time): about ``2 k m^2 (n + m)`` flops, where a general
+sparse solver factorises the ``n k (m + 5)``-nonzero constraint matrix. Measured on a dense random 100 x 100 M, the
+whole design (the certificate included): 3.2-6.7 s with this method, 31-41 s with Clarabel on the same LP, at load
+3.3-5.9 on the shared 2-core machine (tests/benchmarks/bench_design.py).
 
 Soundness does not rest on this solver: it reports ``optimal`` only when the primal and dual residuals and the
 duality gap are below ``tol`` (relative), and raises :class:`~chainamp.errors.SolverError` otherwise; the
@@ -43,7 +44,7 @@ __all__: list[str] = []
 
 #: relative tolerance on the primal residual, the dual residual and the duality gap
 IPM_TOL = 1e-8
-#: iteration limit (the method converges in 20-40 steps on the designs measured)
+#: iteration limit (the method converged in 10-50 steps on every design measured)
 IPM_MAX_ITER = 100
 #: the dual residual may be this many times ``tol`` (relative to the terms it sums): in double precision it stalls
 #: near 1e-8 at n = 100 while the primal residual and the gap still fall; it only loosens the certified lower bound
@@ -70,8 +71,8 @@ def _GT(M: np.ndarray, z: tuple, e: float) -> tuple:
 
 
 def solve(C: np.ndarray, M: np.ndarray, e: float, tol: float = IPM_TOL, max_iter: int = IPM_MAX_ITER) -> dict:
-    """Solve the compact LP; returns K (m x k) and the multipliers alpha, beta (n x k), gamma (k), z4 (m x k), and
-    the iteration count. SolverError when it does not converge within ``max_iter`` steps.
+    """Solve the compact LP; returns K (m x k), the multipliers alpha, beta (n x k) and gamma (k) of its three
+    coupling inequalities, and the iteration count. SolverError when it does not converge within ``max_iter`` steps.
 
     Runs with one BLAS thread: the k small factorisations gain nothing from threads, and OpenBLAS's two threads on
     the shared 2-core machine made a step 20-40x slower (measured: 68 s against 3.9 s at n = 100, load 4-5).
