@@ -13,6 +13,9 @@ carries a certified lower bound on every K's loss (weak Lagrangian duality, in n
   diagonal and one off it) in closed form, one parameter instead of an LP.
 * :mod:`.duals`: the certified lower bounds; :mod:`.common`: argument checks and the sound repair.
 * :mod:`.lp`: the cvxpy formulations (the only design module importing cvxpy, imported lazily).
+* :mod:`.lp_compact`: the compact post-processing LP (pure epsilon over all pairs: per-output bounds of the columns
+  of M K instead of one constraint per pair), solved by :mod:`.block_ipm` (an interior-point method on its
+  per-output blocks, numpy only) or by Clarabel directly.
 """
 
 from .result import *  # noqa: F401,F403

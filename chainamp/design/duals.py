@@ -63,6 +63,33 @@ def post_processing_bound(C: np.ndarray, A: np.ndarray, A_abs: np.ndarray, lam: 
     return _rounded_down(G, G_abs, -tail, tail, n_ops)
 
 
+def compact_bound(C: np.ndarray, M: np.ndarray, alpha: np.ndarray, beta: np.ndarray, gamma: np.ndarray,
+                  e_up: float) -> float:
+    r"""Lower bound on ``min <C, K>`` over row-stochastic K with ``max_x (MK)(x, y) <= e^eps min_x (MK)(x, y)`` for
+    every y (pure epsilon over all pairs), from multipliers ``alpha, beta >= 0`` (n x k) of ``(MK)(x, y) <= u_y``
+    and ``l_y <= (MK)(x, y)`` and ``gamma >= 0`` (k) of ``u_y <= e^eps l_y``; ``e_up >= e^eps``.
+
+    For a feasible K put ``u_y = max_x (MK)(x, y)`` and ``l_y = min_x (MK)(x, y)``, both in [0, 1] (MK is
+    stochastic): every coupling term is ``<= 0``, ``gamma_y (u_y - e_up l_y)`` too since ``e_up >= e^eps`` and
+    ``l_y >= 0``. The Lagrangian is ``<C + M^T (alpha - beta), K> + sum_y u_y (gamma_y - sum_x alpha[x, y]) +
+    sum_y l_y (sum_x beta[x, y] - e_up gamma_y)``; its minimum over K's rows in the simplex and ``u, l in [0, 1]``:
+
+    .. math::
+
+        \mathrm{OPT} \ge \sum_z \min_y \big(C + M^\top(\alpha - \beta)\big)[z, y]
+        + \sum_y \min\Big(0, \gamma_y - \sum_x \alpha_{x,y}\Big)
+        + \sum_y \min\Big(0, \sum_x \beta_{x,y} - e_{\uparrow} \gamma_y\Big).
+    """
+    G = C + M.T @ (alpha - beta)
+    G_abs = np.abs(C) + M.T @ (alpha + beta)
+    sa, sb = alpha.sum(axis=0), beta.sum(axis=0)
+    eg = e_up * gamma
+    const = float(np.sum(np.minimum(0.0, gamma - sa)) + np.sum(np.minimum(0.0, sb - eg)))
+    const_abs = float(np.sum(gamma + sa) + np.sum(sb + eg))
+    n_ops = 2 * M.shape[0] + C.shape[0] + 2 * C.shape[1] + 32
+    return _rounded_down(G, G_abs, const, const_abs, n_ops)
+
+
 def dobrushin_bound(C: np.ndarray, pairs: np.ndarray, lam: np.ndarray, gamma: float) -> float:
     r"""Lower bound on ``min <C, K>`` s.t. ``K_i - K_j <= t_p``, ``t_p >= 0``, ``sum_y t_p[y] <= gamma`` for
     each unordered pair ``p = (i, j)`` (Dobrushin coefficient ``<= gamma``), from ``lam[p, y] >= 0``.
@@ -101,6 +128,19 @@ def doeblin_bound(C: np.ndarray, lam: np.ndarray, gamma: float) -> float:
     s = lam.sum(axis=0)
     head = (1.0 - gamma) * float(s.min())
     return _rounded_down(C - lam, np.abs(C) + lam, head, (1.0 - gamma) * float(s.max()), 3 * C.shape[0] + 32)
+
+
+def doeblin_closed_bound(C: np.ndarray, gamma: float) -> float:
+    r"""The least loss of any K with Doeblin coefficient ``<= gamma``, ``(1 - gamma) min_y sum_x C[x, y] + gamma
+    sum_x min_y C[x, y]`` with ``C = diag(prior) loss >= 0``, rounded down (a certified lower bound; the derivation is
+    in :mod:`chainamp.design.mixing_design`).
+
+    Every term is a non-negative sum of at most ``n`` products, so the float value is within ``(n + 4) u`` of the
+    exact one relatively; it is lowered by twice that and one ulp, and clipped at 0.
+    """
+    value = (1.0 - gamma) * float(C.sum(axis=0).min()) + gamma * float(C.min(axis=1).sum())
+    bumped = value - 2.0 * (C.shape[0] + 8) * UNIT_ROUNDOFF * value
+    return max(math.nextafter(bumped, -math.inf), 0.0)
 
 
 def constant_bound(c: np.ndarray) -> float:

@@ -45,7 +45,9 @@ class DesignResult:
     repair : float
         The weight lam of the uniform constant operator mixed into the LP's K (0 when none was needed).
     solver, status : str or None
-        The cvxpy solver and its status (always ``"optimal"``); None when no LP was solved (closed form).
+        The solver and its status (always ``"optimal"``): a cvxpy solver name, ``"block-IPM"`` (the compact
+        post-processing LP's interior-point method) or ``"CLARABEL"`` (called directly); None when no LP was solved
+        (closed form).
     """
 
     K: MarkovOperator

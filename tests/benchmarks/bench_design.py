@@ -4,9 +4,19 @@ Plain script: ``python tests/benchmarks/bench_design.py``. Each row times one de
 (wall seconds, best of ``--repeat``) and the process's peak RSS so far, with the machine's load average:
 
 * ``optimal_post_processing`` of k-RR (M at eps = 3, target eps = 1): the closed form at k = 34, 1000, 10^6
-  beside the full LP (``symmetry=False``, cvxpy + HiGHS) at k = 34 (8.9 s before this change) — the LP's
-  nonzeros grow as k^4, so it is not run past ``--lp-max-k``;
-* ``optimal_mixing_operator(N, 0.5)`` with the 0-1 loss: closed form at N = 60, 200 beside the LP at N = 40.
+  beside the pair LP (``symmetry=False, formulation="pairs"``, cvxpy + HiGHS) and the compact LP (block IPM) at
+  k = 34 — the pair LP's nonzeros grow as k^4, so it is not run past ``--lp-max-k``;
+* ``optimal_mixing_operator(N, 0.5)`` with the 0-1 loss: closed form at N = 60, 200 beside the LP at N = 40;
+* ``optimal_post_processing`` of a dense random n x n M (rows ``u^2`` normalised, seed 0; target eps = 1, pure, all
+  pairs; no symmetry): the compact LP solved by the block interior-point method at n = 20, 50, 100, beside the pair
+  LP (cvxpy + HiGHS) at n = 20 (at n = 100 it has 9.9e7 nonzeros and is refused) and the same compact LP solved by
+  Clarabel (``--clarabel``, the general sparse solver; slow);
+* ``optimal_mixing_operator(N, 0.4)`` with a random loss and prior (not invariant under relabelling): Doeblin in
+  closed form at N = 40, 200 beside its LP at N = 40; Dobrushin's LP at N = 40 (no fast path yet at N = 200).
+
+Each row also shows the peak of Python/numpy allocations during a second, traced call (tracemalloc; skipped for calls
+over 20 s; Clarabel's own memory is not counted there, only in the RSS column) and the 1-minute load average after
+it. The seconds are those of the untraced call.
 """
 
 from __future__ import annotations
@@ -15,9 +25,13 @@ import argparse
 import os
 import resource
 import time
+import tracemalloc
+
+import numpy as np
 
 from chainamp import mechanisms
 from chainamp.design import optimal_mixing_operator, optimal_post_processing
+from chainamp.errors import SolverError
 
 
 def best_time(func, repeat: int):
@@ -33,26 +47,96 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def traced(func, trace_below: float = 20.0):
+    """Wall seconds and the result of one call (untraced), then the peak of traced allocations (MB) of a second call
+    when the first took under ``trace_below`` seconds (tracemalloc slows numpy-heavy code by 30-50%), else nan."""
+    start = time.perf_counter()
+    out = func()
+    secs = time.perf_counter() - start
+    peak = float("nan")
+    if secs < trace_below:
+        tracemalloc.start()
+        func()
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+    return secs, out, peak
+
+
+def random_mechanism(n: int) -> np.ndarray:
+    M = np.random.default_rng(0).random((n, n)) ** 2
+    return M / M.sum(axis=1, keepdims=True)
+
+
+def row(label: str, secs: float, r, traced_mb: float) -> None:
+    print(f"{label:<58}{secs:>9.3f}{r.objective:>14.10f}{r.dual_bound:>14.10f}{traced_mb:>10.0f}{peak_mb():>9.0f}"
+          f"{os.getloadavg()[0]:>6.2f}")
+
+
+def dense_rows(args) -> None:
+    """The dense random M (no symmetry) and the non-invariant mixing designs."""
+    print(f"{'design (no symmetry)':<58}{'seconds':>9}{'objective':>14}{'dual bound':>14}{'traced MB':>10}"
+          f"{'RSS MB':>9}{'load':>6}")
+    # warm-up: imports (threadpoolctl, scipy.sparse, cvxpy) are not timed
+    optimal_post_processing(random_mechanism(4), 1.0, formulation="compact", progress=False)
+    optimal_post_processing(random_mechanism(4), 1.0, formulation="pairs", progress=False)
+    for n, form in ((20, "pairs"), (20, "compact"), (50, "compact"), (100, "compact")):
+        M = random_mechanism(n)
+        secs, r, mb = traced(lambda: optimal_post_processing(M, 1.0, formulation=form, progress=False))
+        row(f"post-processing random {n}x{n} ({form}, {r.solver})", secs, r, mb)
+    if args.clarabel:
+        from chainamp.design import block_ipm
+
+        real = block_ipm.solve
+
+        def refuse(*a, **k):
+            raise SolverError("benchmark: Clarabel forced")
+
+        block_ipm.solve = refuse
+        try:
+            for n in (50, 100):
+                M = random_mechanism(n)
+                secs, r, mb = traced(lambda: optimal_post_processing(M, 1.0, formulation="compact", progress=False))
+                row(f"post-processing random {n}x{n} (compact, {r.solver})", secs, r, mb)
+        finally:
+            block_ipm.solve = real
+    for n, coef, form in ((40, "doeblin", "lp"), (40, "doeblin", "auto"), (200, "doeblin", "auto"),
+                          (40, "dobrushin", "lp")):
+        rng = np.random.default_rng(n)  # the same loss and prior for both rows at one N
+        loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
+        secs, r, mb = traced(lambda: optimal_mixing_operator(n, 0.4, coefficient=coef, loss=loss, prior=prior,
+                                                              formulation=form, progress=False))
+        row(f"mixing {coef} N = {n}, random loss ({r.solver or 'closed form'})", secs, r, mb)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--lp-max-k", type=int, default=34)
+    parser.add_argument("--clarabel", action="store_true", help="also time the compact LP with Clarabel (slow)")
+    parser.add_argument("--only-dense", action="store_true", help="only the rows without symmetry")
     args = parser.parse_args()
+    if args.only_dense:
+        print(f"design benchmark; load average {os.getloadavg()[0]:.2f} at start")
+        dense_rows(args)
+        print(f"load average {os.getloadavg()[0]:.2f} at the end")
+        return
     print(f"design benchmark; load average {os.getloadavg()[0]:.2f} at start")
     print(f"{'design':<46}{'seconds':>9}{'objective':>14}{'dual bound':>14}{'peak MB':>9}")
-    for k, symmetry in ((34, True), (34, False), (1000, True), (10**6, True)):
+    for k, symmetry, form in ((34, True, "auto"), (34, False, "pairs"), (34, False, "compact"), (1000, True, "auto"),
+                              (10**6, True, "auto")):
         if not symmetry and k > args.lp_max_k:
             continue
         M = mechanisms.randomized_response(k, 3.0)
-        secs, r = best_time(lambda: optimal_post_processing(M, 1.0, symmetry=symmetry, progress=False),
-                            1 if not symmetry else args.repeat)
-        label = f"post-processing {k}-RR ({'closed form' if symmetry else 'LP'})"
+        secs, r = best_time(lambda: optimal_post_processing(M, 1.0, symmetry=symmetry, formulation=form,
+                                                            progress=False), 1 if not symmetry else args.repeat)
+        label = f"post-processing {k}-RR ({'closed form' if symmetry else form + ' LP'})"
         print(f"{label:<46}{secs:>9.3f}{r.objective:>14.10f}{r.dual_bound:>14.10f}{peak_mb():>9.0f}")
     for n, symmetry in ((40, False), (60, True), (200, True)):
         secs, r = best_time(lambda: optimal_mixing_operator(n, 0.5, symmetry=symmetry, progress=False),
                             1 if not symmetry else args.repeat)
         label = f"mixing Dobrushin N = {n} ({'closed form' if symmetry else 'LP'})"
         print(f"{label:<46}{secs:>9.3f}{r.objective:>14.10f}{r.dual_bound:>14.10f}{peak_mb():>9.0f}")
+    dense_rows(args)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

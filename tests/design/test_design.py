@@ -321,7 +321,7 @@ def test_non_optimal_status_raises(monkeypatch, status):
     for call in (lambda: optimal_post_processing(M3, 1.0, symmetry=False),
                  lambda: optimal_post_processing(M3, 1.0, delta=0.01, symmetry=False),
                  lambda: optimal_mixing_operator(3, 0.5, symmetry=False),
-                 lambda: optimal_mixing_operator(3, 0.5, coefficient="doeblin", symmetry=False)):
+                 lambda: optimal_mixing_operator(3, 0.5, coefficient="doeblin", symmetry=False, formulation="lp")):
         with pytest.raises(SolverError, match=status):
             call()
 
