@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from .coefficients import dobrushin, doeblin, ultra_mixing
 from .dense import dense_ldp_guarantee
 from .pairwise import _eval_pairs
+from .power_search import dense_mixing_time
 from .readings import _flag, _operator
 # the result type lives below this module, the dense path and the structured one; re-exported here
 from .results import LDPGuarantee
@@ -38,6 +39,11 @@ __all__ = [
     "ldp_guarantee",
     "mixing_time",
 ]
+
+
+#: dense stored chains with at least this many states take the search of :mod:`.power_search` (squares, then a
+#: bisection on a few rows, one full decision per candidate); smaller or sparse ones the product search below
+_DENSE_SEARCH_MIN_N = 3
 
 
 # ----------------------------------------------------------------- Lemma 9, LDP, mixing time
@@ -226,6 +232,9 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
 
     if (0.0 if K.shape[0] < 2 else 1.0) <= e:
         return 0
+    if _plain_dense(K) and K.shape[0] >= _DENSE_SEARCH_MIN_N:
+        with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
+            return dense_mixing_time(K, e, limit, tv_err[id(K)], bar)
     with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
         powers, span = [K], 1  # powers[j] = K^(2^j)
         bounds = []            # bounds[j] >= gamma(powers[j]) (certified)
