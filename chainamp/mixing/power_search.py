@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from .coefficients import dobrushin
 from .pairwise import _U, _eval_pairs
 from .tv_bounds import _distances, _doeblin_bound, submultiplicative, tv_decide
-from .._numerics import check_memory
+from .._numerics import check_memory, single_blas_thread
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator
 
@@ -45,6 +45,10 @@ __all__: list[str] = []
 _MAX_PAIRS = 24
 #: reference rows of the cheap pair search on a formed square (mean row, then farthest-first)
 _SEARCH_REFERENCES = 3
+#: each reference row's farthest rows taken as candidate partners
+_FARTHEST = 4
+#: above this fraction of all pairs left open by the mean row, :func:`.tv_decide` is skipped for the full scan
+_FLAT_FRACTION = 0.5
 
 
 def product_error(ta: float, tb: float, n: int) -> float:
@@ -95,11 +99,18 @@ class _Search:
         self.uppers.append(1.0)
         self._note_thin(j + 1)
 
-    def power(self, t: int) -> tuple[np.ndarray, float]:
-        """Stored ``K^t`` (t >= 1) from the squares, largest first (the sparse small ones as right factors)."""
+    def power(self, t: int, base: tuple | None = None) -> tuple[np.ndarray, float]:
+        """Stored ``K^t`` (t >= 1) from the squares, largest first (the sparse small ones as right factors), or from
+        ``base = (s, K^s, err)`` (s < t) times the squares of ``t - s`` when that takes fewer products."""
         bits = [j for j in range(t.bit_length()) if t >> j & 1]
         A, err = self.squares[bits[-1]], self.errs[bits[-1]]
-        for j in reversed(bits[:-1]):
+        rest = bits[:-1]
+        if base is not None and 0 < base[0] < t:
+            d = t - base[0]
+            more = [j for j in range(d.bit_length()) if d >> j & 1]
+            if len(more) < len(rest) + 1:
+                A, err, rest = base[1], base[2], more
+        for j in reversed(rest):
             A, err = self.times(A, err, j)
         return A, err
 
@@ -107,7 +118,9 @@ class _Search:
     def _lows(self, rows: np.ndarray, I: np.ndarray, J: np.ndarray, err: float) -> np.ndarray:
         """Certified lower bounds on the exact total variations of pairs (I, J) of the rows given."""
         vals, ups = _eval_pairs(rows, I, J, 0.0)
-        return np.nextafter(vals - (ups - vals) - err, -np.inf)
+        # D_1 of stored rows is |A_i - A_j|_1 / 2 + (s_i - s_j) / 2, |s_i - s_j| <= 2 err: minus err for that, err more
+        # for the rows' distance to the exact ones
+        return np.nextafter(vals - (ups - vals) - 2.0 * err, -np.inf)
 
     def add_pair(self, pair) -> None:
         pair = (int(pair[0]), int(pair[1]))
@@ -129,49 +142,79 @@ class _Search:
     def pairs_above(self, rows: np.ndarray, I: np.ndarray, J: np.ndarray, err: float) -> bool:
         return bool(I.size) and float(self._lows(rows, I, J, err).max()) > self.e
 
-    def search_pairs(self, A: np.ndarray, err: float) -> bool:
-        """Known pairs, then reference rows' farthest partners (k-center): True when one certifies
-        ``gamma(exact) > eps`` on the formed power A (the best candidates join the known pairs)."""
-        if self.pairs:
+    def search_pairs(self, A: np.ndarray, err: float, known: bool = True) -> tuple[bool, np.ndarray | None]:
+        """Known pairs, then reference rows' farthest partners (k-center): ``(above, d)`` with above True when a
+        pair certifies ``gamma(exact) > eps`` on the formed power A (the best candidates join the known pairs) and
+        d the rows' rounded-up distances to the mean row (None when the known pairs settled it)."""
+        if known and self.pairs:
             rows, I, J = self.block()
             if self.pairs_above(A[rows], I, J, err):
-                return True
-        nearest = _distances(A, A.mean(axis=0))
+                return True, None
+        mean_d = _distances(A, A.mean(axis=0))
+        nearest = mean_d.copy()
         cand = []
         for _ in range(min(_SEARCH_REFERENCES, self.n)):
             r = int(np.argmax(nearest))
             d = _distances(A, A[r])
-            far = int(np.argmax(d))
-            if far != r:
-                cand.append((r, far))
+            far = np.argpartition(d, -_FARTHEST)[-_FARTHEST:] if self.n > _FARTHEST else np.arange(self.n)
+            cand.extend((r, int(f)) for f in far if f != r)
             np.minimum(nearest, d, out=nearest)
         if not cand:
-            return False
+            return False, mean_d
         lows = self._lows(A, np.array([c[0] for c in cand]), np.array([c[1] for c in cand]), err)
         for k in np.argsort(lows):
             self.add_pair(cand[k])  # the best last: first in the list
-        return float(lows.max()) > self.e
+        return float(lows.max()) > self.e, mean_d
+
+    def next_square_above(self, j: int) -> bool:
+        """Whether the known pairs certify ``gamma(exact K^(2^(j+1))) > eps`` from their rows of the formed
+        ``K^(2^j)`` times it (after one refresh of the pairs by :meth:`search_pairs` on ``K^(2^j)``)."""
+        A = self.squares[j]
+        for attempt in range(2):
+            if self.pairs:
+                rows, I, J = self.block()
+                with single_blas_thread():
+                    Y, err = self.times(A[rows], self.errs[j], j, count=False)
+                if self.pairs_above(Y, I, J, err):
+                    return True
+            if attempt == 0:
+                known = list(self.pairs)
+                self.search_pairs(A, self.errs[j], known=False)
+                if self.pairs == known:
+                    return False
+        return False
 
     def decide(self, A: np.ndarray, err: float) -> tuple[bool, float]:
         """``(above, upper)``: above False only when ``gamma(exact) <= eps`` is certified (``upper`` is then a
-        certified bound on it); True otherwise, the attaining pair joining the known pairs."""
+        certified bound on it); True otherwise, the attaining pair joining the known pairs.
+
+        Cheapest first: the known pairs and the k-center candidates (above), the Doeblin bound and the mean row
+        (``TV(i, j) <= d(i, nu) + d(j, nu)``, below); then :func:`.tv_decide` unless the mean row leaves most
+        pairs open (a flat power, all rows alike far apart: its references would too), then the full scan."""
         e = self.e
         e_low = max(math.nextafter(e - err, -math.inf), 0.0) if err > 0.0 else e
-        if self.pairs:
-            rows, I, J = self.block()
-            lows = self._lows(A[rows], I, J, err)
-            if float(lows.max()) > e:
-                return True, 1.0
         doeblin = min(_doeblin_bound(A), 1.0)
         if doeblin <= e_low:
             return False, _up_sum(doeblin, err)
-        found = tv_decide(A, e_low)
-        if found is not None:
-            verdict, got, pair = found
-            if verdict is not None:
-                if verdict:
-                    self.add_pair(pair)
-                return bool(verdict), _up_sum(got, err)
+        above, d = self.search_pairs(A, err)
+        if above:
+            return True, 1.0
+        d = np.sort(d)
+        top = float(np.nextafter((d[-1] + d[-2]) * (1.0 + 2.0 * _U), np.inf))
+        if top <= e_low:
+            return False, _up_sum(top, err)
+        # how many pairs i < j the mean row leaves open (d_i + d_j > e_low; d sorted): only chooses the route
+        n = d.size
+        partner = np.searchsorted(d, e_low - d, side="right")
+        open_pairs = (int(np.maximum(n - np.maximum(partner, np.arange(n) + 1), 0).sum()))
+        if open_pairs <= _FLAT_FRACTION * n * (n - 1) / 2:
+            found = tv_decide(A, e_low)
+            if found is not None:
+                verdict, got, pair = found
+                if verdict is not None:
+                    if verdict:
+                        self.add_pair(pair)
+                    return bool(verdict), _up_sum(got, err)
         res = dobrushin(MarkovOperator._trusted(A, self.K.inputs, self.K.outputs), progress=False)
         self.add_pair((self.K.inputs.index(res.pair[0]), self.K.inputs.index(res.pair[1])))
         bound = _up_sum(res.gamma, err)
@@ -182,37 +225,49 @@ class _Search:
         e, limit = self.e, self.limit
         lo, lo_rows = 0, None   # gamma(K^lo) > eps certified (K^0 = I); rows of K^lo at the known pairs
         while True:
-            # 1. squares while a pair certifies them above eps
+            # 1. squares while a pair certifies them above eps; the next square is probed on the pairs' rows
+            # first (``rows @ square``) and formed only when they certify it above eps too
             j = len(self.squares) - 1
-            while self.search_pairs(self.squares[j], self.errs[j]):
+            known = lo == 2**j  # K^lo is certified above (formed, the last square)
+            while True:
+                if not known and not self.search_pairs(self.squares[j], self.errs[j])[0]:
+                    hi, hi_j = 2**j, j  # tentative: not certified above (formed)
+                    break
                 lo = 2**j
                 if lo >= limit:
                     raise InvalidParameterError(
                         f"K does not mix to eps={e!r} within max_steps={limit} steps (gamma(K^{lo}) > eps); "
                         "it may be periodic or reducible")
+                if not self.next_square_above(j):
+                    hi, hi_j = 2**(j + 1), None  # tentative, not formed
+                    break
                 self.square()
-                j += 1
-            hi = 2**j  # tentative: not certified above
-            lo_rows = self.squares[j - 1] if j > 0 else None
-            lo_err = self.errs[j - 1] if j > 0 else 0.0
+                j, known = j + 1, True
+            lo_j = j if hi_j is None else j - 1
+            lo_rows = self.squares[lo_j] if lo_j >= 0 else None
+            lo_err = self.errs[lo_j] if lo_j >= 0 else 0.0
             while True:
                 # 2. binary lifting on the known pairs' rows: the largest t < hi they certify above eps
                 t, err_t = lo, lo_err
                 if lo_rows is not None and self.pairs:
                     idx, I, J = self.block()
                     X = lo_rows[idx]
-                    for b in range(max(hi - lo - 1, 1).bit_length() - 1, -1, -1):
-                        if t + 2**b >= hi:
-                            continue
-                        Y, err_y = self.times(X, err_t, b, count=False)
-                        if self.pairs_above(Y, I, J, err_y):
-                            t, X, err_t = t + 2**b, Y, err_y
+                    with single_blas_thread():  # a few rows times n x n: BLAS threads only wait on a shared machine
+                        for b in range(max(hi - lo - 1, 1).bit_length() - 1, -1, -1):
+                            if t + 2**b >= hi:
+                                continue
+                            Y, err_y = self.times(X, err_t, b, count=False)
+                            if self.pairs_above(Y, I, J, err_y):
+                                t, X, err_t = t + 2**b, Y, err_y
                 cand = t + 1
                 # 3. the candidate in full
                 if cand == hi:
-                    A, err = self.squares[j], self.errs[j]
+                    if hi_j is None:
+                        self.square()
+                        hi_j = len(self.squares) - 1
+                    A, err = self.squares[hi_j], self.errs[hi_j]
                 else:
-                    A, err = self.power(cand)
+                    A, err = self.power(cand, None if lo_rows is None else (lo, lo_rows, lo_err))
                 above, upper = self.decide(A, err)
                 if not above:
                     if cand > limit:
@@ -222,11 +277,6 @@ class _Search:
                 lo, lo_rows, lo_err = cand, A, err
                 if cand == hi:
                     break  # the square hi is above too: more squares
-            if hi >= limit:
-                raise InvalidParameterError(
-                    f"K does not mix to eps={e!r} within max_steps={limit} steps (gamma(K^{hi}) > eps); "
-                    "it may be periodic or reducible")
-            self.square()
 
 
 def _up_sum(a: float, b: float) -> float:
