@@ -1,0 +1,170 @@
+"""mixing_time's search for dense chains (issue 20 item 5, :mod:`chainamp.mixing.power_search`): squares, binary
+lifting on the known pairs' rows, one full decision per candidate. Against exact Fraction powers on small chains
+(sticky and lazy ones with mixing times in the tens, eps on the rounding edge one float below gamma(K^t)), against
+the product search it replaces (still the path of sparse chains), and on every route of the full decision."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chainamp import MarkovOperator
+from chainamp.errors import InvalidParameterError
+from chainamp.mixing import guarantees, mixing_time, power_search
+
+
+def _chain(n: int, stay: float, seed: int) -> np.ndarray:
+    """``stay I + (1 - stay) R``, R with integer weights (exact in floats after normalisation is not needed:
+    the exact reference normalises the stored rows)."""
+    rng = np.random.default_rng(seed)
+    R = rng.integers(1, 50, size=(n, n)).astype(float)
+    R /= R.sum(axis=1, keepdims=True)
+    return stay * np.eye(n) + (1.0 - stay) * R
+
+
+def _exact_gammas(P: np.ndarray, steps: int, until: float = 0.0) -> list[F]:
+    """gamma of the exact powers 1..steps of the normalised stored rows (Fractions), stopping at the first one
+    at most ``until``."""
+    n = P.shape[0]
+    K = [[F(float(x)) for x in row] for row in P]
+    K = [[x / sum(row) for x in row] for row in K]
+    out, A = [], K
+    for _ in range(steps):
+        out.append(max(sum(abs(A[i][y] - A[j][y]) for y in range(n)) / 2 for i in range(n) for j in range(i + 1, n)))
+        if out[-1] <= F(until):
+            break
+        A = [[sum(A[i][z] * K[z][y] for z in range(n)) for y in range(n)] for i in range(n)]
+    return out
+
+
+def _exact_mixing_time(gammas: list[F], eps: float) -> int:
+    return next(t for t, g in enumerate(gammas, start=1) if g <= F(eps))
+
+
+def _old(P: np.ndarray, eps: float, monkeypatch) -> int:
+    with monkeypatch.context() as m:
+        m.setattr(guarantees, "_DENSE_SEARCH_MIN_N", 10**9)
+        return mixing_time(MarkovOperator(P), eps)
+
+
+@pytest.mark.parametrize("n, stay, seed, eps", [(3, 0.9, 1, 0.25), (4, 0.8, 2, 0.1), (4, 0.95, 3, 0.3),
+                                                (3, 0.97, 4, 0.05), (5, 0.5, 5, 0.01)],
+                         ids=["3-sticky", "4-sticky", "4-stickier", "3-small-eps", "5-lazy"])
+def test_matches_exact_powers(n, stay, seed, eps):
+    P = _chain(n, stay, seed)
+    gammas = _exact_gammas(P, 200, until=eps)
+    assert mixing_time(MarkovOperator(P), eps) == _exact_mixing_time(gammas, eps)
+
+
+@pytest.mark.parametrize("n, stay, seed", [(3, 0.9, 11), (4, 0.8, 12), (3, 0.95, 13)], ids=["3", "4", "3-stickier"])
+def test_eps_one_float_below_the_exact_gamma(n, stay, seed):
+    """At eps one float below gamma(K^t) (exact) the answer is above t (the margins); it is exactly t + 1 when
+    gamma(K^(t+1)) is clearly below eps. Without the widening by the rows' error some of these return t."""
+    P = _chain(n, stay, seed)
+    gammas = _exact_gammas(P, 31)
+    checked = 0
+    for t in range(3, 31, 3):
+        g = gammas[t - 1]
+        e = math.nextafter(float(g), 0.0)
+        while F(e) >= g:
+            e = math.nextafter(e, 0.0)
+        got = mixing_time(MarkovOperator(P), e)
+        assert got > t, (t, got)
+        assert got == _exact_mixing_time(gammas, e)
+        checked += 1
+    assert checked == 10
+
+
+def test_widening_is_what_keeps_the_edge(monkeypatch):
+    """The margin test of the new path: with product errors set to zero, eps one float below the exact gamma of a
+    power returns that power for some of these chains (so the tests above would catch its removal)."""
+    monkeypatch.setattr(power_search, "product_error", lambda *a: 0.0)
+    early = 0
+    for seed in range(20, 40):
+        P = _chain(3, 0.0, seed)
+        gammas = _exact_gammas(P, 8)
+        for t, g in enumerate(gammas, start=1):
+            e = math.nextafter(float(g), 0.0)
+            while F(e) >= g:
+                e = math.nextafter(e, 0.0)
+            if e < 1e-12:
+                break
+            early += mixing_time(MarkovOperator(P), e) <= t
+        if early:
+            break
+    assert early > 0
+
+
+CHAINS = {
+    "sticky-60": lambda: _chain(60, 0.98, 0),
+    "lazy-cycle-40": lambda: MarkovOperator.random_walk(nx.cycle_graph(40), laziness=0.5).matrix,
+    "lazy-grid-6x8": lambda: MarkovOperator.random_walk(nx.grid_2d_graph(6, 8), laziness=0.5).matrix,
+    "random-50": lambda: _chain(50, 0.0, 1),
+    "two-clusters-40": lambda: _clusters(40),
+}
+
+
+def _clusters(n: int) -> np.ndarray:
+    """Two blocks joined weakly: a metastable chain whose rows sit near two centres."""
+    rng = np.random.default_rng(7)
+    A = rng.random((n, n)) + 0.05
+    h = n // 2
+    A[:h, h:] *= 0.002
+    A[h:, :h] *= 0.002
+    return A / A.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("name", list(CHAINS))
+@pytest.mark.parametrize("eps", [0.25, 0.01], ids=["eps0.25", "eps0.01"])
+def test_same_answers_as_the_product_search(name, eps, monkeypatch):
+    P = CHAINS[name]()
+    assert mixing_time(MarkovOperator(P), eps) == _old(P, eps, monkeypatch)
+
+
+@pytest.mark.parametrize("route", ["scan", "tv_decide", "one-pair", "no-references"])
+def test_every_route_of_the_search_gives_the_same_answer(route, monkeypatch):
+    """The full decision by the scan only or by the reference rows first; a single known pair (candidates fail
+    and the search resumes above them); no reference rows at all (pairs only from the full decisions)."""
+    P = _chain(40, 0.97, 3)
+    want = _old(P, 0.2, monkeypatch)
+    setting = {"scan": ("_FLAT_FRACTION", -1.0), "tv_decide": ("_FLAT_FRACTION", 2.0),
+               "one-pair": ("_MAX_PAIRS", 1), "no-references": ("_SEARCH_REFERENCES", 0)}[route]
+    monkeypatch.setattr(power_search, *setting)
+    assert mixing_time(MarkovOperator(P), 0.2) == want
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(3, 9), stay=st.sampled_from([0.0, 0.5, 0.9, 0.99]), seed=st.integers(0, 10**6),
+       eps=st.floats(0.001, 0.9))
+def test_property_same_as_the_product_search(n, stay, seed, eps):
+    P = _chain(n, stay, seed)
+    new = mixing_time(MarkovOperator(P), eps)
+    saved = guarantees._DENSE_SEARCH_MIN_N
+    guarantees._DENSE_SEARCH_MIN_N = 10**9
+    try:
+        old = mixing_time(MarkovOperator(P), eps)
+    finally:
+        guarantees._DENSE_SEARCH_MIN_N = saved
+    assert new == old
+
+
+def test_periodic_and_too_slow_chains_are_refused():
+    cycle = np.roll(np.eye(4), 1, axis=1)  # a rotation: periodic, gamma(K^t) = 1 for every t
+    with pytest.raises(InvalidParameterError, match=r"does not mix to eps=0.25 within max_steps=1000 steps"):
+        mixing_time(MarkovOperator(cycle), max_steps=1000)
+    P = _chain(4, 0.99, 0)
+    t = mixing_time(MarkovOperator(P), 0.01)
+    with pytest.raises(InvalidParameterError, match=rf"does not mix to eps=0.01 within max_steps={t - 1} steps"):
+        mixing_time(MarkovOperator(P), 0.01, max_steps=t - 1)
+    assert mixing_time(MarkovOperator(P), 0.01, max_steps=t) == t
+
+
+def test_products_are_counted_on_the_bar(capsys):
+    mixing_time(MarkovOperator(_chain(30, 0.95, 2)), 0.1, progress=True)
+    assert "mixing time" in capsys.readouterr().err
