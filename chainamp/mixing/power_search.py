@@ -42,11 +42,11 @@ from ..operators import MarkovOperator
 __all__: list[str] = []
 
 #: known pairs kept (the most recent first); their rows are what the bisection multiplies
-_MAX_PAIRS = 24
+_MAX_PAIRS = 48
 #: reference rows of the cheap pair search on a formed square (mean row, then farthest-first)
-_SEARCH_REFERENCES = 3
+_SEARCH_REFERENCES = 4
 #: each reference row's farthest rows taken as candidate partners
-_FARTHEST = 4
+_FARTHEST = 8
 #: above this fraction of all pairs left open by the mean row, :func:`.tv_decide` is skipped for the full scan
 _FLAT_FRACTION = 0.5
 
