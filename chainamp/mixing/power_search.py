@@ -84,8 +84,8 @@ class _Search:
     def times(self, X: np.ndarray, err: float, j: int, count: bool = True) -> tuple[np.ndarray, float]:
         """``X K^(2^j)`` with its error bound (a CSR right factor when the square has few non-zeros)."""
         right = self.thin.get(j)
-        if X.shape[0] == self.n:
-            check_memory(8.0 * self.n * self.n, f"a dense {self.n} x {self.n} power of K")
+        if X.shape[0] == self.n:  # the squares held, the factor and the product
+            check_memory(8.0 * self.n * self.n * (len(self.squares) + 2), f"the dense {self.n} x {self.n} powers of K")
         out = np.asarray(X @ right) if right is not None else X @ self.squares[j]
         if count:
             self.bar.update(1)

@@ -168,3 +168,17 @@ def test_periodic_and_too_slow_chains_are_refused():
 def test_products_are_counted_on_the_bar(capsys):
     mixing_time(MarkovOperator(_chain(30, 0.95, 2)), 0.1, progress=True)
     assert "mixing time" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n", [300, 200], ids=["numpy-bound", "fsum"])
+def test_row_sum_deviation_covers_rows_whose_float_sum_is_one(n):
+    """K's rows stand for their normalised rows at an l1 cost of ``|s_x - 1|``. Rows [0.5, 0.5, 2^-60, ...] sum to
+    1.0 in floats and to 1 + 2^-60 exactly: above 256 rows the float sums' error term must cover it (without it
+    the deviation would be 0), below the fsum is exact."""
+    rows = np.zeros((n, n))
+    rows[:, 0] = rows[:, 1] = 0.5
+    rows[:, 2] = 2.0**-60
+    assert rows.sum(axis=1).max() == 1.0
+    got = guarantees._row_sum_tv(MarkovOperator(rows))
+    exact = max(abs(sum(F(float(x)) for x in r) - 1) for r in rows[:3])
+    assert F(got) >= exact > 0
