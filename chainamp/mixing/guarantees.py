@@ -146,7 +146,12 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
     ``mixing_time`` instead measures the distance from one given start distribution,
     which can be much smaller. Since ``gamma(K^{t+1}) <= gamma(K^t) gamma(K) <=
     gamma(K^t)`` (sub-multiplicativity), t is found by repeated squaring to bracket it
-    and bisection with the stored powers ``K^(2^j)``: O(log t) products. A power that fills
+    and bisection with the stored powers ``K^(2^j)``: O(log t) products. A dense stored K of
+    3 or more states takes :mod:`.power_search`: the squares are formed while a known pair of
+    rows certifies them above eps, t is located by bisection on the ROWS of the known pairs only
+    (a few rows times a stored square per step), and only the candidate ``K^t`` is formed and
+    decided in full (about ``log2 t + popcount(t)`` products and one full decision for sticky
+    and lazy chains with t in the thousands). Otherwise (sparse, structured): a power that fills
     in is stored dense (the products are then matrix products). ``gamma(K^t) > eps`` is
     settled without a scan when a pair that attained an earlier coefficient has a certified
     total variation above eps on ``K^t``. A dense power is then decided in O(n^2) by reference rows
