@@ -182,3 +182,18 @@ def test_row_sum_deviation_covers_rows_whose_float_sum_is_one(n):
     got = guarantees._row_sum_tv(MarkovOperator(rows))
     exact = max(abs(sum(F(float(x)) for x in r) - 1) for r in rows[:3])
     assert F(got) >= exact > 0
+
+
+def test_tv_decide_evaluates_both_orders_of_an_open_pair(monkeypatch):
+    """Rows p, q = p + (-0.1, 0.1, 0.001) (q sums to 1.001) and their midpoint, without reference rows (only the mean
+    row's bounds, which leave every pair open): D_1(p || q) = 0.1 but D_1(q || p) = 0.101 and |p - q|_1 / 2 = 0.1005.
+    At eps = 0.1002 "gamma <= eps" must not be certified; from one order of each pair it was."""
+    from chainamp.mixing import tv_bounds
+
+    monkeypatch.setattr(tv_bounds, "_REFERENCES", 0)
+    p = np.array([0.3, 0.3, 0.4])
+    q = p + np.array([-0.1, 0.1, 0.001])
+    A = np.vstack([p, q, (p + q) / 2])
+    verdict, upper, pair = tv_bounds.tv_decide(A, 0.1002)
+    half_l1 = sum(abs(F(float(a)) - F(float(b))) for a, b in zip(A[0], A[1])) / 2
+    assert verdict is True and pair == (1, 0) and F(upper) >= half_l1
