@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from .coefficients import dobrushin
 from .pairwise import _U, _eval_pairs
-from .tv_bounds import _distances, _doeblin_bound, submultiplicative, tv_decide
+from .tv_bounds import _distances, _doeblin_bound, tv_decide
 from .._numerics import check_memory, single_blas_thread
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator
@@ -70,10 +70,11 @@ class _Search:
         self.n = K.shape[0]
         self.squares = [np.asarray(K._data)]   # squares[j] = stored K^(2^j)
         self.errs = [err0]                     # their l1 error bounds per row
-        self.uppers = [1.0]                    # certified upper bounds on gamma(exact K^(2^j)) (1: unknown)
         self.thin: dict = {}                   # j -> CSR copy of a square with few non-zeros (cheap right factor)
         self.pairs: list[tuple[int, int]] = []
         self._note_thin(0)
+        A = self.squares[0]
+        self.symmetric = bool(np.array_equal(A, A.T))  # then its squares by dsyrk are symmetric too (mirrored)
 
     # ------------------------------------------------------------------ products
     def _note_thin(self, j: int) -> None:
@@ -93,11 +94,28 @@ class _Search:
 
     def square(self) -> None:
         j = len(self.squares) - 1
-        A, err = self.times(self.squares[j], self.errs[j], j)
+        S = self.squares[j]
+        if self.symmetric and j not in self.thin and np.array_equal(S, S.T):  # exactly (a sparse product may not be)
+            A, err = self._symmetric_square(j)
+        else:
+            A, err = self.times(self.squares[j], self.errs[j], j)
         self.squares.append(A)
         self.errs.append(err)
-        self.uppers.append(1.0)
         self._note_thin(j + 1)
+
+    def _symmetric_square(self, j: int) -> tuple[np.ndarray, float]:
+        """``S S`` for an exactly symmetric stored S (every square of a symmetric K is one): BLAS ``dsyrk`` forms the
+        upper triangle only (half the multiplications), mirrored. Each entry is the same length-n dot product of
+        non-negative terms as in ``S @ S``, so the product's error bound is unchanged."""
+        from scipy.linalg import blas
+
+        S = self.squares[j]
+        check_memory(8.0 * self.n * self.n * (len(self.squares) + 3), f"the dense {self.n} x {self.n} powers of K")
+        U = blas.dsyrk(1.0, S.T, trans=1)  # (S^T)^T S^T = S S^T = S S; S.T is Fortran-ordered: no copy
+        out = np.triu(U)
+        out += np.triu(U, 1).T
+        self.bar.update(1)
+        return np.ascontiguousarray(out), product_error(self.errs[j], self.errs[j], self.n)
 
     def power(self, t: int, base: tuple | None = None) -> tuple[np.ndarray, float]:
         """Stored ``K^t`` (t >= 1) from the squares, largest first (the sparse small ones as right factors), or from

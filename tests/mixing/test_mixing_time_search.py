@@ -107,6 +107,7 @@ CHAINS = {
     "lazy-grid-6x8": lambda: MarkovOperator.random_walk(nx.grid_2d_graph(6, 8), laziness=0.5).matrix,
     "random-50": lambda: _chain(50, 0.0, 1),
     "two-clusters-40": lambda: _clusters(40),
+    "lazy-regular-40": lambda: MarkovOperator.random_walk(nx.random_regular_graph(8, 40, seed=1), laziness=0.5).matrix,
 }
 
 
@@ -125,6 +126,20 @@ def _clusters(n: int) -> np.ndarray:
 def test_same_answers_as_the_product_search(name, eps, monkeypatch):
     P = CHAINS[name]()
     assert mixing_time(MarkovOperator(P), eps) == _old(P, eps, monkeypatch)
+
+
+def test_symmetric_chains_square_by_dsyrk(monkeypatch):
+    """An exactly symmetric K (a lazy walk on a regular graph) has exactly symmetric squares: formed by dsyrk (upper
+    triangle, mirrored), with the same answers as the product search."""
+    P = CHAINS["lazy-regular-40"]()
+    assert np.array_equal(P, P.T)
+    used = []
+    original = power_search._Search._symmetric_square
+    monkeypatch.setattr(power_search._Search, "_symmetric_square",
+                        lambda self, j: used.append(j) or original(self, j))
+    for eps in (0.25, 1e-3, 1e-6):
+        assert mixing_time(MarkovOperator(P), eps) == _old(P, eps, monkeypatch)
+    assert used
 
 
 @pytest.mark.parametrize("route", ["scan", "tv_decide", "one-pair", "no-references"])
