@@ -212,3 +212,14 @@ def test_tv_decide_evaluates_both_orders_of_an_open_pair(monkeypatch):
     verdict, upper, pair = tv_bounds.tv_decide(A, 0.1002)
     half_l1 = sum(abs(F(float(a)) - F(float(b))) for a, b in zip(A[0], A[1])) / 2
     assert verdict is True and pair == (1, 0) and F(upper) >= half_l1
+
+
+def test_the_held_powers_are_checked_against_the_memory_limit():
+    from chainamp import resource_limits
+    from chainamp.errors import ResourceLimitError
+
+    P = _chain(300, 0.99, 0)
+    with resource_limits(memory="3MB"), pytest.raises(ResourceLimitError, match=r"the dense 300 x 300 powers of K"):
+        mixing_time(MarkovOperator(P))
+    with resource_limits(memory="64MB"):
+        assert mixing_time(MarkovOperator(P)) > 100
