@@ -198,12 +198,12 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
         certified gamma plus its error ``tv_err`` is at most e."""
         bound[0] = 1.0
         t = tv_err.get(id(op), 0.0)
-        e_low = max(math.nextafter(e - t, -math.inf), 0.0) if t > 0.0 else e  # gamma(stored) <= e_low: exact <= e
+        e_low = math.nextafter(e - t, -math.inf) if t > 0.0 else e  # gamma(stored) <= e_low: exact <= e
         for i, j in witnesses:
             vals, ups = _eval_pairs(op._data, np.array([i]), np.array([j]), 0.0)
             if float(vals[0] - (ups[0] - vals[0])) > e:
                 return True
-        found = tv_decide(op._data, e_low) if _plain_dense(op) and op.shape[0] > 2 else None
+        found = tv_decide(op._data, e_low) if _plain_dense(op) and op.shape[0] > 2 and e_low >= 0.0 else None
         if found is not None:
             verdict, got, pair = found
             bound[0] = _up_sum(got, t)

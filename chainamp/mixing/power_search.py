@@ -210,7 +210,9 @@ class _Search:
         (``TV(i, j) <= d(i, nu) + d(j, nu)``, below); then :func:`.tv_decide` unless the mean row leaves most
         pairs open (a flat power, all rows alike far apart: its references would too), then the full scan."""
         e = self.e
-        e_low = max(math.nextafter(e - err, -math.inf), 0.0) if err > 0.0 else e
+        e_low = math.nextafter(e - err, -math.inf) if err > 0.0 else e
+        if e_low < 0.0:  # eps below the rows' error: identical stored rows do not make the exact ones identical
+            return True, 1.0
         doeblin = min(_doeblin_bound(A), 1.0)
         if doeblin <= e_low:
             return False, _up_sum(doeblin, err)

@@ -223,3 +223,16 @@ def test_the_held_powers_are_checked_against_the_memory_limit():
         mixing_time(MarkovOperator(P))
     with resource_limits(memory="512MB"):
         assert mixing_time(MarkovOperator(P)) > 100
+
+
+@pytest.mark.parametrize("err", [0.0, 1e-13], ids=["exact-rows", "rows-with-error"])
+def test_identical_stored_rows_certify_eps_zero_only_without_error(err):
+    """Identical stored rows have gamma 0; the exact power's rows are within err of them, so eps = 0 (or any eps
+    below err) is certified only when err = 0 (before, eps - err was clamped at 0 and certified)."""
+    from chainamp._numerics import progress_bar
+
+    A = np.full((4, 4), 0.25)
+    with progress_bar(None, "test", progress=False) as bar:
+        search = power_search._Search(MarkovOperator(A), 0.0, 2**40, err, bar)
+        above, _ = search.decide(A, err)
+    assert above is (err > 0.0)
