@@ -12,7 +12,13 @@ facts: ``gamma(K^{t-1}) > eps`` and ``gamma(K^t) <= eps``. The first needs only 
    by a pair;
 3. only ``K^t`` itself is formed (one product per binary digit of t, from the stored squares) and decided in
    full (:func:`.tv_bounds.tv_decide`, else the pair scan of :func:`.coefficients.dobrushin`). When it is not
-   ``<= eps``, its attaining pair joins the known pairs and the search resumes above t.
+   ``<= eps``, its attaining pair joins the known pairs and the search resumes above t (from the formed
+   ``K^t``: one product per binary digit of the difference).
+
+Products: about ``log2 t`` squares plus ``popcount(t) - 1`` for the candidate (the row blocks of the bisection
+cost a few per cent of one), against one per bisection step before. A square with few non-zeros is a CSR right
+factor; an exactly symmetric square (lazy walks on regular graphs) is squared by BLAS ``dsyrk`` (half the
+multiplications, mirrored: the same dot products, hence the same error bound).
 
 Soundness. Every power or row block formed carries an l1 bound per row on its distance to the exact power
 (``err``): K's own rows stand for their normalised rows (``|s_x - 1|``), and a product of stored factors with
