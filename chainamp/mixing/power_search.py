@@ -55,6 +55,9 @@ _SEARCH_REFERENCES = 4
 _FARTHEST = 8
 #: above this fraction of all pairs left open by the mean row, :func:`.tv_decide` is skipped for the full scan
 _FLAT_FRACTION = 0.5
+#: candidates decided above eps before the search falls back to plain bisection (bounded: one product and one full
+#: decision per binary digit of the interval left)
+_MAX_CANDIDATES = 3
 
 
 def product_error(ta: float, tb: float, n: int) -> float:
@@ -246,6 +249,22 @@ class _Search:
         bound = _up_sum(res.gamma, err)
         return bound > e, bound
 
+    def bisect(self, lo: int, lo_rows: np.ndarray, lo_err: float, hi: int):
+        """Binary lifting in ``(lo, hi)`` with every trial ``K^lo K^(2^b)`` formed and decided in full (one product
+        and one decision per binary digit of ``hi - lo``): ``(lo, K^lo, err, hi, settled)``, settled True when
+        ``hi = lo + 1`` was itself decided ``<= eps``."""
+        settled = False
+        for b in range(max(hi - lo - 1, 1).bit_length() - 1, -1, -1):
+            if lo + 2**b >= hi:
+                continue
+            T, err = self.times(lo_rows, lo_err, b)
+            above, _ = self.decide(T, err)
+            if above:
+                lo, lo_rows, lo_err = lo + 2**b, T, err
+            else:
+                hi, settled = lo + 2**b, True
+        return lo, lo_rows, lo_err, hi, settled and hi == lo + 1
+
     # ------------------------------------------------------------------ the search
     def run(self) -> int:
         e, limit = self.e, self.limit
@@ -272,7 +291,16 @@ class _Search:
             lo_j = j if hi_j is None else j - 1
             lo_rows = self.squares[lo_j] if lo_j >= 0 else None
             lo_err = self.errs[lo_j] if lo_j >= 0 else 0.0
+            failed = 0
             while True:
+                if failed >= _MAX_CANDIDATES and lo_rows is not None and hi - lo > 1:
+                    # the known pairs keep missing: plain bisection, every step formed and decided in full
+                    lo, lo_rows, lo_err, hi, settled = self.bisect(lo, lo_rows, lo_err, hi)
+                    if settled:
+                        if hi > limit:
+                            raise InvalidParameterError(
+                                f"K does not mix to eps={e!r} within max_steps={limit} steps (needs {hi})")
+                        return hi
                 # 2. binary lifting on the known pairs' rows: the largest t < hi they certify above eps
                 t, err_t = lo, lo_err
                 if lo_rows is not None and self.pairs:
@@ -301,6 +329,7 @@ class _Search:
                             f"K does not mix to eps={e!r} within max_steps={limit} steps (needs {cand})")
                     return cand
                 lo, lo_rows, lo_err = cand, A, err
+                failed += 1
                 if cand == hi:
                     break  # the square hi is above too: more squares
 

@@ -142,16 +142,22 @@ def test_symmetric_chains_square_by_dsyrk(monkeypatch):
     assert used
 
 
-@pytest.mark.parametrize("route", ["scan", "tv_decide", "one-pair", "no-references"])
-def test_every_route_of_the_search_gives_the_same_answer(route, monkeypatch):
+@pytest.mark.parametrize("route", ["scan", "tv_decide", "one-pair", "no-references", "bisection",
+                                   "bisection-after-misses"])
+@pytest.mark.parametrize("eps", [0.2, 0.003])
+def test_every_route_of_the_search_gives_the_same_answer(route, eps, monkeypatch):
     """The full decision by the scan only or by the reference rows first; a single known pair (candidates fail
-    and the search resumes above them); no reference rows at all (pairs only from the full decisions)."""
+    and the search resumes above them); no reference rows at all (pairs only from the full decisions); plain
+    bisection with every step decided in full, from the start or after one missed candidate."""
     P = _chain(40, 0.97, 3)
-    want = _old(P, 0.2, monkeypatch)
-    setting = {"scan": ("_FLAT_FRACTION", -1.0), "tv_decide": ("_FLAT_FRACTION", 2.0),
-               "one-pair": ("_MAX_PAIRS", 1), "no-references": ("_SEARCH_REFERENCES", 0)}[route]
-    monkeypatch.setattr(power_search, *setting)
-    assert mixing_time(MarkovOperator(P), 0.2) == want
+    want = _old(P, eps, monkeypatch)
+    settings_ = {"scan": [("_FLAT_FRACTION", -1.0)], "tv_decide": [("_FLAT_FRACTION", 2.0)],
+                 "one-pair": [("_MAX_PAIRS", 1)], "no-references": [("_SEARCH_REFERENCES", 0)],
+                 "bisection": [("_MAX_CANDIDATES", 0)],
+                 "bisection-after-misses": [("_MAX_CANDIDATES", 1), ("_MAX_PAIRS", 1), ("_SEARCH_REFERENCES", 0)]}
+    for name, value in settings_[route]:
+        monkeypatch.setattr(power_search, name, value)
+    assert mixing_time(MarkovOperator(P), eps) == want
 
 
 @settings(max_examples=30, deadline=None)
