@@ -37,10 +37,25 @@ def single_blas_thread(active: bool = True) -> Iterator[None]:
     if not active:
         yield
         return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - an optional speed-up
+    controller = _controller()
+    if controller is None:  # pragma: no cover - an optional speed-up
         yield
         return
-    with threadpool_limits(limits=1, user_api="blas"):
+    with controller.limit(limits=1, user_api="blas"):
         yield
+
+
+_CONTROLLER: list = []
+
+
+def _controller():
+    """One ``threadpoolctl.ThreadpoolController`` for the process (finding the loaded BLAS libraries costs a few
+    ms per call otherwise), or None without threadpoolctl."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - an optional speed-up
+            _CONTROLLER.append(None)
+        else:
+            _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from .coefficients import dobrushin, doeblin, ultra_mixing
 from .dense import dense_ldp_guarantee
 from .pairwise import _eval_pairs
+from .power_search import dense_mixing_time
 from .readings import _flag, _operator
 # the result type lives below this module, the dense path and the structured one; re-exported here
 from .results import LDPGuarantee
@@ -38,6 +39,13 @@ __all__ = [
     "ldp_guarantee",
     "mixing_time",
 ]
+
+
+#: dense stored chains with at least this many states take the search of :mod:`.power_search` (squares, then a
+#: bisection on a few rows, one full decision per candidate); smaller or sparse ones the product search below
+_DENSE_SEARCH_MIN_N = 3
+#: up to this many rows a dense K's row-sum deviations are exact (``math.fsum`` per row), beyond bounded in numpy
+_EXACT_ROW_SUMS_MAX_N = 256
 
 
 # ----------------------------------------------------------------- Lemma 9, LDP, mixing time
@@ -138,7 +146,12 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
     ``mixing_time`` instead measures the distance from one given start distribution,
     which can be much smaller. Since ``gamma(K^{t+1}) <= gamma(K^t) gamma(K) <=
     gamma(K^t)`` (sub-multiplicativity), t is found by repeated squaring to bracket it
-    and bisection with the stored powers ``K^(2^j)``: O(log t) products. A power that fills
+    and bisection with the stored powers ``K^(2^j)``: O(log t) products. A dense stored K of
+    3 or more states takes :mod:`.power_search`: the squares are formed while a known pair of
+    rows certifies them above eps, t is located by bisection on the ROWS of the known pairs only
+    (a few rows times a stored square per step), and only the candidate ``K^t`` is formed and
+    decided in full (about ``log2 t + popcount(t)`` products and one full decision for sticky
+    and lazy chains with t in the thousands). Otherwise (sparse, structured): a power that fills
     in is stored dense (the products are then matrix products). ``gamma(K^t) > eps`` is
     settled without a scan when a pair that attained an earlier coefficient has a certified
     total variation above eps on ``K^t``. A dense power is then decided in O(n^2) by reference rows
@@ -185,12 +198,12 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
         certified gamma plus its error ``tv_err`` is at most e."""
         bound[0] = 1.0
         t = tv_err.get(id(op), 0.0)
-        e_low = max(math.nextafter(e - t, -math.inf), 0.0) if t > 0.0 else e  # gamma(stored) <= e_low: exact <= e
+        e_low = math.nextafter(e - t, -math.inf) if t > 0.0 else e  # gamma(stored) <= e_low: exact <= e
         for i, j in witnesses:
             vals, ups = _eval_pairs(op._data, np.array([i]), np.array([j]), 0.0)
             if float(vals[0] - (ups[0] - vals[0])) > e:
                 return True
-        found = tv_decide(op._data, e_low) if _plain_dense(op) and op.shape[0] > 2 else None
+        found = tv_decide(op._data, e_low) if _plain_dense(op) and op.shape[0] > 2 and e_low >= 0.0 else None
         if found is not None:
             verdict, got, pair = found
             bound[0] = _up_sum(got, t)
@@ -226,6 +239,9 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
 
     if (0.0 if K.shape[0] < 2 else 1.0) <= e:
         return 0
+    if _plain_dense(K) and K.shape[0] >= _DENSE_SEARCH_MIN_N:
+        with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
+            return dense_mixing_time(K, e, limit, tv_err[id(K)], bar)
     with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
         powers, span = [K], 1  # powers[j] = K^(2^j)
         bounds = []            # bounds[j] >= gamma(powers[j]) (certified)
@@ -266,7 +282,9 @@ def _up_sum(a: float, b: float) -> float:
 
 def _row_sum_tv(K: MarkovOperator) -> float:
     """``max_x |s_x - 1|`` (K's rows stand for their normalised rows, ``||r / s - r||_1 = |1 - s|``), rounded up;
-    0 only when every row sums to exactly 1 (``math.fsum`` of the row and -1: the deviation correctly rounded)."""
+    0 only when every row sums to exactly 1 (``math.fsum`` of the row and -1: the deviation correctly rounded). A
+    dense K of more than ``_EXACT_ROW_SUMS_MAX_N`` rows: the float row sums plus their error ``(m + 4) u s``
+    (non-negative terms), rounded up (about 1e-13 at m = 1000, the size of one product's error; 25 ms less)."""
     if isinstance(K, StructuredOperator):  # exact bounds on the row sums of the operator it stands for
         lo, hi = K.row_sum_bounds()
         worst = max(hi - 1.0, 1.0 - lo, 0.0)
@@ -282,6 +300,11 @@ def _row_sum_tv(K: MarkovOperator) -> float:
         csr = sp.csr_matrix(data)
         for i in range(csr.shape[0]):
             worst = max(worst, abs(math.fsum(np.append(csr.data[csr.indptr[i]:csr.indptr[i + 1]], -1.0))))
+    elif data.shape[0] > _EXACT_ROW_SUMS_MAX_N:  # float sums with their error (gamma_m sum |a|), rounded up
+        sums = data.sum(axis=1)
+        m = data.shape[1]
+        worst = float(np.max(np.abs(sums - 1.0) + (m + 4) * 2.0**-53 * sums))
+        return math.nextafter(worst * (1.0 + 2.0**-50), math.inf)
     else:
         for row in np.asarray(data):
             worst = max(worst, abs(math.fsum(np.append(row, -1.0))))

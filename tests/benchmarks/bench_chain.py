@@ -10,9 +10,10 @@
    with symmetric random weights (both reversible: the symmetric method), and a random non-reversible
    chain (eigvals, nothing faster is reliable for its clustered spectrum). The machine load is printed.
    Issue 20: the eigenvalues run with one BLAS thread (threadpoolctl); each line also gives the tracemalloc peak.
-4. ``mixing_time`` of dense 1000-state chains (goal: under 0.5 s; issue 20 item 5): a random chain, a sticky one
-   (0.9 I + 0.1 random) and the lazy small-world walk stored dense, next to numpy squaring to ``K^t`` and one
-   per-row TV loop at the answer t (the least a direct computation needs).
+4. ``mixing_time`` of dense 1000-state chains (goal: under 0.5 s; issue 20 item 5): a random chain, sticky ones
+   (0.9 I + 0.1 random, 0.99 I + 0.01 random) and lazy walks stored dense (small world, 25 x 40 grid, 1000-cycle),
+   wall and CPU time and tracemalloc peak, next to the product search it replaced (same run, same answer) and
+   numpy squaring to ``K^t`` with one per-row TV loop at the answer t (the least a direct computation needs).
    ``python tests/benchmarks/bench_chain.py --issue20`` runs 2 and 4 only.
 5. Random walks on 100,000-node graphs (a 316 x 316 grid, where the sparse LU solve is used,
    and a Barabasi-Albert graph, where power iteration converges first), with the residual
@@ -56,9 +57,9 @@ def spectral_benchmark(n: int = 1000) -> None:
     print(f"spectral gap, dense {n}x{n}   [{load()}]")
     for name, P in cases.items():
         K = MarkovOperator(P)
-        t_ours, (gap, method) = best_of(lambda: spectral_gap_method(K), repeat=2)
+        t_ours, (gap, method) = best_of(lambda: spectral_gap_method(K), repeat=3)
         mb_ours = peak_mb(lambda: spectral_gap_method(K))
-        t_np, ref = best_of(lambda: numpy_gap(P), repeat=1)
+        t_np, ref = best_of(lambda: numpy_gap(P), repeat=3)
         mb_np = peak_mb(lambda: numpy_gap(P))
         print(f"  {name:40s} chainamp {t_ours:6.3f} s {mb_ours:5.1f} MB ({method}, gap {gap:.10f}); numpy eigvals "
               f"{t_np:6.3f} s {mb_np:5.1f} MB (gap {ref:.10f})   [{load()}]")
@@ -73,35 +74,76 @@ def peak_mb(fn) -> float:
 
 
 def mixing_time_benchmark(n: int = 1000) -> None:
-    from chainamp.mixing import mixing_time, pairwise
+    from chainamp.mixing import guarantees, mixing_time, pairwise
 
     rng = np.random.default_rng(0)
     A = rng.random((n, n))
     P = A / A.sum(axis=1, keepdims=True)
-    walk = MarkovOperator.random_walk(nx.connected_watts_strogatz_graph(n, 10, 0.1, seed=0), laziness=0.5).matrix
-    cases = {"random dense (non-reversible)": P, "sticky 0.9 I + 0.1 random": 0.9 * np.eye(n) + 0.1 * P,
-             "lazy small-world walk stored dense": walk}
-    mixing_time(MarkovOperator(P[:50, :50] / P[:50, :50].sum(axis=1, keepdims=True)), progress=False)  # warm-up
+
+    def lazy(G) -> np.ndarray:
+        return MarkovOperator.random_walk(G, laziness=0.5).matrix
+
+    cases = {"random dense (non-reversible)": P,
+             "sticky 0.9 I + 0.1 random": 0.9 * np.eye(n) + 0.1 * P,
+             "sticky 0.99 I + 0.01 random": 0.99 * np.eye(n) + 0.01 * P,
+             "lazy small-world walk stored dense": lazy(nx.connected_watts_strogatz_graph(n, 10, 0.1, seed=0)),
+             "lazy walk on a 25 x 40 grid, dense": lazy(nx.grid_2d_graph(25, 40)),
+             "lazy walk on a 1000-cycle, dense": lazy(nx.cycle_graph(n))}
+    warm = 0.99 * np.eye(200) + 0.01 * P[:200, :200] / P[:200, :200].sum(axis=1, keepdims=True)
+    mixing_time(MarkovOperator(warm), progress=False)  # warm-up (numba's cached kernels, threads)
     print(f"mixing_time(K, 0.25), dense {n}x{n}   [{load()}]")
+    print("  wall s / CPU s (best of 2 after a warm-up), tracemalloc peak; the product search it replaced (still the "
+          "path of sparse chains); numpy: K^t by squaring at the known t, then one per-row TV loop")
     for name, M in cases.items():
         def ours():
             pairwise._PREP_CACHE.clear()
             return mixing_time(MarkovOperator(M), progress=False)
 
-        t_ours, steps = best_of(ours, repeat=2)
+        def previous():
+            saved = guarantees._DENSE_SEARCH_MIN_N
+            guarantees._DENSE_SEARCH_MIN_N = 10**9
+            try:
+                return ours()
+            finally:
+                guarantees._DENSE_SEARCH_MIN_N = saved
+
+        t_ours, steps, cpu_ours = best_of_cpu(ours, repeat=2)
         mb = peak_mb(ours)
+        t_old, steps_old, cpu_old = best_of_cpu(previous, repeat=1)
+        mb_old = peak_mb(previous)
 
         def numpy_direct():
             power, done = M.copy(), 1
             while 2 * done <= steps:
                 power, done = power @ power, 2 * done
-            for _ in range(steps - done):
-                power = power @ M
+            rest, base = steps - done, M
+            while rest:  # the remaining steps by the binary digits of t - done
+                if rest & 1:
+                    power = power @ base
+                rest >>= 1
+                if rest:
+                    base = base @ base
             return max(float(0.5 * np.abs(power[i] - power[i + 1:]).sum(axis=1).max()) for i in range(n - 1))
 
-        t_np, gamma = best_of(numpy_direct, repeat=1)
-        print(f"  {name:40s} chainamp {t_ours:6.3f} s {mb:6.1f} MB (t = {steps}); numpy K^t and one per-row TV "
-              f"loop {t_np:6.3f} s (gamma {gamma:.4f})   [{load()}]")
+        t_np, gamma, cpu_np = best_of_cpu(numpy_direct, repeat=1)
+        mb_np = peak_mb(numpy_direct)
+        same = "same t" if steps_old == steps else f"DIFFERENT t = {steps_old}"
+        print(f"  {name:36s} t = {steps:6d}: chainamp {t_ours:6.3f} s / {cpu_ours:6.3f} s {mb:5.0f} MB; previous search "
+              f"{t_old:6.3f} s / {cpu_old:6.3f} s {mb_old:5.0f} MB ({same}); numpy {t_np:6.3f} s / {cpu_np:6.3f} s "
+              f"{mb_np:5.0f} MB (gamma(K^t) {gamma:.4f})   [{load()}]")
+
+
+def best_of_cpu(fn, repeat: int = 3) -> tuple[float, object, float]:
+    """Best wall time, the result and the CPU time (this process, all threads) of the best run."""
+    fn()
+    best, out, cpu = float("inf"), None, float("nan")
+    for _ in range(repeat):
+        c0, t0 = time.process_time(), time.perf_counter()
+        out = fn()
+        wall = time.perf_counter() - t0
+        if wall < best:
+            best, cpu = wall, time.process_time() - c0
+    return best, out, cpu
 
 
 def best_of(fn, repeat: int = 3) -> tuple[float, object]:

@@ -51,11 +51,14 @@ def test_symmetric_weights_are_reversible_and_random_chains_are_not():
     assert used == "eigvals" and abs(gap - reference_gap(N.matrix)) < 1e-12
 
 
-def test_nearly_reversible_is_refused():
-    """One entry moved by 1e-9: detailed balance fails beyond its rounding tolerance."""
+@pytest.mark.parametrize("row", [3, 79, 1], ids=["inner", "probe-last", "probe-second"])
+def test_nearly_reversible_is_refused(row):
+    """One entry moved by 1e-9: detailed balance fails beyond its rounding tolerance, whether the entry lies in
+    one of the rows tested first (O(n), issue 20) or only in the whole-matrix test."""
     K = walk(80, dense=True).matrix.copy()
-    K[3, 4] += 1e-9
-    K[3, 3] -= 1e-9
+    col = int(next(j for j in np.flatnonzero(K[row]) if j != row))
+    K[row, col] += 1e-9
+    K[row, row] -= 1e-9
     gap, used = spectral_gap_method(MarkovOperator(K))
     assert used == "eigvals" and abs(gap - reference_gap(K)) < 1e-9
 
