@@ -211,6 +211,41 @@ def _values(sorted_block, eps: np.ndarray, llr_err: float, m: int) -> tuple[np.n
     return vu, vv
 
 
+def _values_few(sorted_block, rows, e: float, llr_err: float, m: int) -> tuple[list, list]:
+    """:func:`_values` at ONE finite eps for a few rows, with the same operations element by element: the
+    counts are exact (a binary search per row), ``log`` and ``exp`` are numpy's own on a contiguous vector
+    (as in :func:`_direction`), and the other steps are the same IEEE operations in the same order on Python
+    floats. So every value is bit-identical to :func:`_values`' (tested), at a fraction of its overhead.
+    Returns the lists ``vu``, ``vv`` (one float per row of ``rows``)."""
+    a, pre_u, pre_v, suf_u, suf_v = sorted_block
+    u, d = UNIT_ROUNDOFF, llr_err
+    tl = np.array([-e, -(e + d), -(e - d)])  # u side: #(llr > t) = #(a < -t)
+    tr = np.array([e, e + d, e - d])  # v side: #(a <= t)
+    picks = []  # per row and direction: (numerator row, k, k_lo, k_hi), then Q
+    qs = []
+    for r in rows:
+        ar = a[r]
+        kl, kr = ar.searchsorted(tl, side="left").tolist(), ar.searchsorted(tr, side="right").tolist()
+        for num, den, k in ((pre_u[r], pre_v[r], kl), (suf_v[r], suf_u[r], kr)):
+            picks.append((num, k))
+            qs.append(float(den[k[0]]))
+    Q = np.array(qs)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        logQ = np.log(Q)
+        cQ = np.exp(e + logQ)
+    out = []
+    grow = 1.0 + (m + 4) * u
+    for (num, (k, k_lo, k_hi)), q, lq, cq in zip(picks, qs, logQ.tolist(), cQ.tolist()):
+        shrink = 1.0 - u * (2.0 * e + 10.0 * abs(lq if q > 0 else 0.0) + m + 16)
+        bq = 0.0 if shrink <= 0 else max(cq * shrink - 2.0 * SMALLEST_SUBNORMAL, 0.0)
+        x = max(float(num[k]) * grow - bq, 0.0)
+        if k_hi != k_lo:
+            hi, lo = float(num[k_hi]), float(num[k_lo])
+            x += 2.0 * llr_err * (abs(hi - lo) + (m + 2) * u * hi)
+        out.append(x)
+    return out[0::2], out[1::2]
+
+
 def _kernel(task: tuple) -> tuple:
     """One block: ``(data, rows, li, lj, p0, cols, llr_err, m, eps, units, classes)`` -> per eps ``(best_u,
     arg_u, best_v, arg_v)`` (first pair index attaining each maximum); when ``units`` is given as ``(starts,

@@ -117,6 +117,9 @@ class ExactProfile(PrivacyProfile):
             if eps.size <= _FEW_EPS and reps.size > _FEW_CLASSES and self._grid.size >= 2 \
                     and 8.0 * reps.size * self._grid.size <= st.CLASS_BYTES:
                 return self._classes_pruned(eps, reps, data)
+            if eps.size <= _FEW_EPS and reps.size <= _FEW_CLASSES and np.all(np.isfinite(eps)):
+                out = [self._best(reps, data, np.arange(reps.size), float(e)) for e in eps]
+                return tuple(np.array(col) for col in zip(*out))
             vu, vv = st._values(data, eps, self._llr_err, self._m)
             ru, rv = np.argmax(vu, axis=0), np.argmax(vv, axis=0)
             cols = np.arange(eps.size)
@@ -126,43 +129,58 @@ class ExactProfile(PrivacyProfile):
         parts = [self._pruned(eps[k:k + chunk]) for k in range(0, eps.size, chunk)]
         return tuple(np.concatenate([p[c] for p in parts]) for c in range(4))
 
+    def _best(self, reps: np.ndarray, data: tuple, cand: np.ndarray, e: float, known: dict | None = None):
+        """``(vu, rep, vv, rep)`` at one finite eps over the classes ``cand`` (ascending): the largest computed
+        value of each direction and the first class attaining it (``known``: values already computed)."""
+        todo = [int(c) for c in cand if known is None or int(c) not in known]
+        if len(todo) > _FEW_CLASSES:
+            vu, vv = st._values(tuple(x[todo] for x in data), np.array([e]), self._llr_err, self._m)
+            vu, vv = vu[:, 0].tolist(), vv[:, 0].tolist()
+        else:
+            vu, vv = st._values_few(data, todo, e, self._llr_err, self._m)
+        vals = dict(known or {})
+        vals.update(zip(todo, zip(vu, vv)))
+        order = [int(c) for c in cand]
+        cu = max(order, key=lambda c: vals[c][0])  # (max: the first of equal maxima, as argmax)
+        cv = max(order, key=lambda c: vals[c][1])
+        return vals[cu][0], int(reps[cu]), vals[cv][1], int(reps[cv])
+
     def _classes_pruned(self, eps: np.ndarray, reps: np.ndarray, data: tuple) -> tuple[np.ndarray, ...]:
         """:meth:`_query` on the stored class data for a few eps: per class, the computed values on the pruning
         grid (kept) bound every later value by their chord (:func:`~._exact_stream.chord_upper`, no pure level
-        used), and the largest grid value at the next grid point, less the margin, bounds the largest value from
-        below; only the classes whose bound reaches it are evaluated. A class left out has every value below one
-        computed, so the maxima and their first attaining pairs are those of the full evaluation (values per
-        class are computed row by row, whatever the subset).
+        used); the class with the largest bound is evaluated first, and only the classes whose bound reaches
+        its value (and the first class, which a full evaluation returns when every value is 0) are evaluated
+        after it. A class left out has every value below one computed, so the maxima and their first attaining
+        pairs are those of the full evaluation (values per class are computed row by row, whatever the subset).
         """
         summ = self._state.get("class_grid")
+        G = self._grid.size
         if summ is None:
-            gu, gv = st._values(data, self._grid, self._llr_err, self._m)
-            summ = np.maximum(gu, gv)
+            if self._unit == 1:  # the first pass kept every pair's values on the grid: the classes' rows
+                summ = np.array(self._state["summary"][reps, :G])
+            else:
+                gu, gv = st._values(data, self._grid, self._llr_err, self._m)
+                summ = np.maximum(gu, gv)
             summ.setflags(write=False)
             self._state["class_grid"] = summ
         no_pure = np.full(reps.size, math.inf)
         step = float(self._grid[1] - self._grid[0])
-        out = [np.empty(eps.size), np.zeros(eps.size, dtype=np.int64), np.empty(eps.size),
-               np.zeros(eps.size, dtype=np.int64)]
-        for k, e in enumerate(eps):
-            ev = np.array([e])
+        out = []
+        for e in eps.tolist():
             if math.isinf(e):
-                cand = np.arange(reps.size)
-            else:
-                margin = st.value_margin(float(e), self._llr_err, self._m, step)
-                ub = st.chord_upper(self._grid, summ, no_pure, float(e), margin)
-                # a lower bound of the largest computed value at e without computing one: the exact maximum is
-                # non-increasing, so at e it is at least the exact maximum at the next grid point, itself at
-                # least the computed one there minus the margin; every computed value is at least the exact one
-                nxt = int(np.searchsorted(self._grid, e, side="left"))
-                lb = float(summ[:, nxt].max()) - 2.0 * margin if nxt < self._grid.size else 0.0
-                cand = np.flatnonzero(ub >= lb) if lb > 0 else np.flatnonzero(ub > 0)
-                if cand.size == 0:
-                    cand = np.array([int(np.argmax(ub))])
-            vu, vv = st._values(tuple(x[cand] for x in data), ev, self._llr_err, self._m)
-            ru, rv = int(np.argmax(vu[:, 0])), int(np.argmax(vv[:, 0]))
-            out[0][k], out[1][k], out[2][k], out[3][k] = vu[ru, 0], reps[cand[ru]], vv[rv, 0], reps[cand[rv]]
-        return tuple(out)
+                vu, vv = st._values(data, np.array([e]), self._llr_err, self._m)
+                ru, rv = int(np.argmax(vu[:, 0])), int(np.argmax(vv[:, 0]))
+                out.append((vu[ru, 0], int(reps[ru]), vv[rv, 0], int(reps[rv])))
+                continue
+            margin = st.value_margin(e, self._llr_err, self._m, step)
+            ub = st.chord_upper(self._grid, summ, no_pure, e, margin)
+            c0 = int(np.argmax(ub))
+            fu, fv = st._values_few(data, [c0], e, self._llr_err, self._m)
+            v0 = max(fu[0], fv[0])
+            cand = np.flatnonzero(ub >= v0) if v0 > 0 else np.flatnonzero(ub > 0)
+            cand = np.union1d(cand, [0, c0])
+            out.append(self._best(reps, data, cand, e, {c0: (fu[0], fv[0])}))
+        return tuple(np.array(col) for col in zip(*out))
 
     def _first_pass(self, eps: np.ndarray) -> tuple[np.ndarray, ...]:
         G = self._grid.size
