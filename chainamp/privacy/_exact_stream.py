@@ -19,6 +19,7 @@ operator (:class:`chainamp.operators.DaskRows`), which fetches the block where t
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -264,16 +265,19 @@ def _kernel(task: tuple) -> tuple:
     return out + (unit_max, _classes(block, p0, classes) if classes else None)
 
 
+@functools.lru_cache(maxsize=8)
 def _class_weights(n: int) -> np.ndarray:
     """Fixed weights of the class hash (any weights are correct: classes are checked entry by entry)."""
-    return np.random.default_rng(20261123).random(n)
+    w = np.random.default_rng(20261123).random(n)
+    w.setflags(write=False)
+    return w
 
 
-def _classes(block: tuple, p0: int, cap: int) -> list | None:
+def _classes(block: tuple, p0: int, cap: int) -> tuple | None:
     """The block's pairs grouped into classes of bit-identical sorted data (log-ratios and the four partial
     sums: every computed value of the pair is a function of them, so pairs of a class have identical values):
-    ``[(key, first pair index, the bytes of its data rows), ...]`` in order of first pair, or None beyond
-    ``cap`` classes.
+    ``(keys, first pair indices, their data rows)`` in order of first pair (the data: the block's own arrays
+    when every pair is a class of its own), or None beyond ``cap`` classes.
     Grouped by a hash (fixed weights), then checked entry by entry; a mismatch starts its own class."""
     a, pre_u, pre_v, suf_u, suf_v = block
     m = a.shape[1]
@@ -285,20 +289,60 @@ def _classes(block: tuple, p0: int, cap: int) -> list | None:
     inv = inv.ravel()
     if first.size > cap:
         return None
-    same = np.ones(a.shape[0], dtype=bool)
-    for arr in block:
-        same &= np.all(arr == arr[first[inv]], axis=1)
-    reps = sorted(set(first.tolist()) | set(np.flatnonzero(~same).tolist()))
-    if len(reps) > cap:
+    if first.size == a.shape[0]:  # every key distinct: every pair is its own class
+        reps = np.arange(a.shape[0])
+    else:
+        same = np.ones(a.shape[0], dtype=bool)
+        for arr in block:
+            same &= np.all(arr == arr[first[inv]], axis=1)
+        reps = np.union1d(first, np.flatnonzero(~same))
+    if reps.size > cap:
         return None
-    return [(tuple(key[r].tolist()), p0 + r, b"".join(arr[r].tobytes() for arr in block)) for r in reps]
+    data = block if reps.size == a.shape[0] else tuple(arr[reps] for arr in block)
+    return list(map(tuple, key[reps].tolist())), p0 + reps, data
 
 
-def _unpack_classes(raws: list[bytes], m: int) -> tuple[np.ndarray, ...]:
-    """The sorted data of class representatives from their bytes (``a``, then the four partial sums)."""
-    flat = np.frombuffer(b"".join(raws), dtype=float).reshape(len(raws), 5 * m + 4)
-    a = flat[:, :m]
-    return (a,) + tuple(flat[:, m + k * (m + 1):m + (k + 1) * (m + 1)] for k in range(4))
+class ClassData:
+    """The sorted data of the stored class representatives, kept as the blocks' own arrays (``pieces``, in
+    pair order; no copy into one array): row ``c`` of the whole is row ``c - starts[k]`` of piece ``k``. Values
+    are computed piece by piece, row by row, so they are those of one stacked array (tested)."""
+
+    __slots__ = ("pieces", "starts", "size")
+
+    def __init__(self, pieces: list) -> None:
+        self.pieces = pieces
+        sizes = [p[0].shape[0] for p in pieces]
+        self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.size = int(self.starts[-1])
+
+    def _split(self, rows) -> list:
+        """``(piece, local rows, positions in rows)`` for ascending global ``rows``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        where = np.searchsorted(self.starts, rows, side="right") - 1
+        return [(k, rows[where == k] - self.starts[k], np.flatnonzero(where == k)) for k in np.unique(where)]
+
+    def values(self, eps: np.ndarray, llr_err: float, m: int, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`_values` of every row (or of the ascending ``rows``)."""
+        if rows is None:
+            parts = [_values(p, eps, llr_err, m) for p in self.pieces]
+        else:
+            parts = [_values(tuple(x[loc] for x in self.pieces[k]), eps, llr_err, m)
+                     for k, loc, _ in self._split(rows)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def values_few(self, rows, e: float, llr_err: float, m: int) -> tuple[list, list]:
+        """:func:`_values_few` of the ascending global ``rows``."""
+        vu, vv = [0.0] * len(rows), [0.0] * len(rows)
+        for k, loc, pos in self._split(rows):
+            fu, fv = _values_few(self.pieces[k], loc.tolist(), e, llr_err, m)
+            for i, a, b in zip(pos.tolist(), fu, fv):
+                vu[i], vv[i] = a, b
+        return vu, vv
+
+
+def same_rows(x: tuple, i: int, y: tuple, j: int) -> bool:
+    """Whether row ``i`` of the sorted data ``x`` and row ``j`` of ``y`` are bit-identical."""
+    return all(p[i].tobytes() == q[j].tobytes() for p, q in zip(x, y))
 
 
 def _kernel_at(task: tuple) -> tuple:

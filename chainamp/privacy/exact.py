@@ -120,7 +120,7 @@ class ExactProfile(PrivacyProfile):
             if eps.size <= _FEW_EPS and reps.size <= _FEW_CLASSES and np.all(np.isfinite(eps)):
                 out = [self._best(reps, data, np.arange(reps.size), float(e)) for e in eps]
                 return tuple(np.array(col) for col in zip(*out))
-            vu, vv = st._values(data, eps, self._llr_err, self._m)
+            vu, vv = data.values(eps, self._llr_err, self._m)
             ru, rv = np.argmax(vu, axis=0), np.argmax(vv, axis=0)
             cols = np.arange(eps.size)
             return vu[ru, cols], reps[ru], vv[rv, cols], reps[rv]
@@ -134,10 +134,10 @@ class ExactProfile(PrivacyProfile):
         value of each direction and the first class attaining it (``known``: values already computed)."""
         todo = [int(c) for c in cand if known is None or int(c) not in known]
         if len(todo) > _FEW_CLASSES:
-            vu, vv = st._values(tuple(x[todo] for x in data), np.array([e]), self._llr_err, self._m)
+            vu, vv = data.values(np.array([e]), self._llr_err, self._m, rows=todo)
             vu, vv = vu[:, 0].tolist(), vv[:, 0].tolist()
         else:
-            vu, vv = st._values_few(data, todo, e, self._llr_err, self._m)
+            vu, vv = data.values_few(todo, e, self._llr_err, self._m)
         vals = dict(known or {})
         vals.update(zip(todo, zip(vu, vv)))
         order = [int(c) for c in cand]
@@ -159,7 +159,7 @@ class ExactProfile(PrivacyProfile):
             if self._unit == 1:  # the first pass kept every pair's values on the grid: the classes' rows
                 summ = np.array(self._state["summary"][reps, :G])
             else:
-                gu, gv = st._values(data, self._grid, self._llr_err, self._m)
+                gu, gv = data.values(self._grid, self._llr_err, self._m)
                 summ = np.maximum(gu, gv)
             summ.setflags(write=False)
             self._state["class_grid"] = summ
@@ -168,14 +168,14 @@ class ExactProfile(PrivacyProfile):
         out = []
         for e in eps.tolist():
             if math.isinf(e):
-                vu, vv = st._values(data, np.array([e]), self._llr_err, self._m)
+                vu, vv = data.values(np.array([e]), self._llr_err, self._m)
                 ru, rv = int(np.argmax(vu[:, 0])), int(np.argmax(vv[:, 0]))
                 out.append((vu[ru, 0], int(reps[ru]), vv[rv, 0], int(reps[rv])))
                 continue
             margin = st.value_margin(e, self._llr_err, self._m, step)
             ub = st.chord_upper(self._grid, summ, no_pure, e, margin)
             c0 = int(np.argmax(ub))
-            fu, fv = st._values_few(data, [c0], e, self._llr_err, self._m)
+            fu, fv = data.values_few([c0], e, self._llr_err, self._m)
             v0 = max(fu[0], fv[0])
             cand = np.flatnonzero(ub >= v0) if v0 > 0 else np.flatnonzero(ub > 0)
             cand = np.union1d(cand, [0, c0])
@@ -188,6 +188,7 @@ class ExactProfile(PrivacyProfile):
         best = _Best(allq.size)
         unit_parts = []
         classes: dict | None = {}
+        parts: list = []  # each block's class data
         count = 0
         live = [True]  # classes still possible: later blocks skip them once abandoned (values never depend on it)
         for part in self._map(st._kernel, self._tasks_range(allq, G + 1, live=live), self._space.count,
@@ -197,18 +198,21 @@ class ExactProfile(PrivacyProfile):
             if classes is not None and part[5] is None:
                 classes = live[0] = None
             elif classes is not None:
-                for key, idx, raw in part[5]:
+                keys, firsts, data = part[5]
+                parts.append(data)
+                for r, (key, idx) in enumerate(zip(keys, firsts.tolist())):
                     known = classes.setdefault(key, [])
-                    if not any(raw == raw0 for _, raw0 in known):  # bit-identical: the same class
-                        known.append((idx, raw))
+                    # bit-identical data: the same class (compared only when two keys collide)
+                    if not any(st.same_rows(data, r, parts[q], r0) for _, q, r0 in known):
+                        known.append((idx, len(parts) - 1, r))
                         count += 1
                 if count > self._class_cap():
                     classes = live[0] = None
+                    parts = []
         if classes is not None:  # representatives in pair order: the first of each class
             found = sorted((item for group in classes.values() for item in group), key=lambda t: t[0])
-            reps = np.array([idx for idx, _ in found], dtype=np.int64)
-            stacked = st._unpack_classes([raw for _, raw in found], self._m)
-            self._state["classes"] = (reps, stacked)
+            reps = np.array([idx for idx, _, _ in found], dtype=np.int64)
+            self._state["classes"] = (reps, _gather_classes(parts, found, self._m))
         summary = np.concatenate(unit_parts, axis=0)
         summary.setflags(write=False)
         self._state["summary"] = summary
@@ -317,6 +321,19 @@ class ExactProfile(PrivacyProfile):
             hs.append(s)
             hb.append(b)
         return DominatingPair.from_roc(np.concatenate(hs), np.concatenate(hb), name=self.name, exact=True)
+
+
+def _gather_classes(parts: list, found: list, m: int) -> st.ClassData:
+    """The sorted data of the class representatives ``found`` (``(pair, part, row)`` in pair order) from the
+    blocks' class data ``parts``; a part whose rows are all taken is kept as it is (no copy)."""
+    pieces = []
+    for q, data in enumerate(parts):
+        rows = [r for _, p, r in found if p == q]
+        if rows:
+            pieces.append(data if len(rows) == data[0].shape[0] else tuple(x[rows] for x in data))
+    if not pieces:
+        pieces = [(np.zeros((0, m)),) + tuple(np.zeros((0, m + 1)) for _ in range(4))]
+    return st.ClassData(pieces)
 
 
 class _Best:

@@ -98,15 +98,22 @@ def test_values_few_is_bit_identical_to_values(kind, llr):
             assert np.array_equal(fu, vu[:, k]) and np.array_equal(fv, vv[:, k]), (B, m, e)
 
 
-@pytest.mark.parametrize("n,m", [(3, 5), (6, 40), (25, 30)], ids=["few-classes", "mid", "pruned"])
-def test_stored_classes_answer_as_the_stream(n, m):
-    """The stored per-pair data (few classes: every class; many: pruned) give the values and witnesses of a
-    profile that streams every pair (classes not kept), eps by eps and as one array."""
+@pytest.mark.parametrize("n,m,repeat", [(3, 5, 0), (6, 40, 0), (25, 30, 0), (12, 3000, 7)],
+                         ids=["few-classes", "mid", "pruned", "blocks-with-duplicates"])
+def test_stored_classes_answer_as_the_stream(n, m, repeat):
+    """The stored per-pair data (few classes: every class; many: pruned; kept as the blocks' own arrays, with
+    classes repeated across blocks) give the values and witnesses of a profile that streams every pair (classes
+    not kept), eps by eps and as one array."""
     P = _mechanism(n + m, n, m, 0.4)
+    if repeat:  # rows repeat with period `repeat`: pairs of equal rows at equal offsets share a class
+        P = P[np.arange(n) % repeat]
     eps = np.concatenate([np.linspace(0.0, 5.0, 23), [np.inf]])
     kept = privacy_profile(P, progress=False)
     kept.delta(0.2)
     assert "classes" in kept._state
+    if repeat:  # (the case meant: classes from several blocks, some blocks only partly new)
+        pieces = kept._state["classes"][1].pieces
+        assert len(pieces) >= 2 and kept._state["classes"][0].size < kept._space.count
     streamed = privacy_profile(P, progress=False)
     old = exact_mod.st.CLASS_LIMIT
     try:
@@ -120,3 +127,24 @@ def test_stored_classes_answer_as_the_stream(n, m):
         if np.isfinite(e):
             assert kept.witness(e) == streamed.witness(e), e
     assert np.array_equal(kept.delta(eps), streamed.delta(eps))
+
+
+def test_class_data_pieces_compute_as_one_array():
+    """Values of the stored classes kept as separate pieces are those of the stacked array, for every row, any
+    subset and one eps at a time."""
+    rng = np.random.default_rng(5)
+    st = exact_mod.st
+    pieces = [_block(rng, B, 9, "zeros") for B in (3, 1, 4)]
+    whole = tuple(np.concatenate(cols, axis=0) for cols in zip(*pieces))
+    data = st.ClassData(pieces)
+    eps = np.array([0.0, 0.4, 1.3, 3.0, np.inf])
+    d = 32.0 * 2.0**-53
+    vu, vv = st._values(whole, eps, d, 9)
+    gu, gv = data.values(eps, d, 9)
+    assert np.array_equal(gu, vu) and np.array_equal(gv, vv)
+    rows = [0, 2, 3, 6, 7]
+    su, sv = data.values(eps, d, 9, rows=rows)
+    assert np.array_equal(su, vu[rows]) and np.array_equal(sv, vv[rows])
+    for k, e in enumerate(eps[:-1].tolist()):
+        fu, fv = data.values_few(rows, e, d, 9)
+        assert np.array_equal(fu, vu[rows, k]) and np.array_equal(fv, vv[rows, k])
