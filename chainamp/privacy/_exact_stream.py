@@ -317,6 +317,8 @@ class ClassData:
 
     def _split(self, rows) -> list:
         """``(piece, local rows, positions in rows)`` for ascending global ``rows``."""
+        if len(self.pieces) == 1:
+            return [(0, np.asarray(rows, dtype=np.int64), np.arange(len(rows)))]
         rows = np.asarray(rows, dtype=np.int64)
         where = np.searchsorted(self.starts, rows, side="right") - 1
         return [(k, rows[where == k] - self.starts[k], np.flatnonzero(where == k)) for k in np.unique(where)]
@@ -332,6 +334,8 @@ class ClassData:
 
     def values_few(self, rows, e: float, llr_err: float, m: int) -> tuple[list, list]:
         """:func:`_values_few` of the ascending global ``rows``."""
+        if len(self.pieces) == 1:
+            return _values_few(self.pieces[0], rows, e, llr_err, m)
         vu, vv = [0.0] * len(rows), [0.0] * len(rows)
         for k, loc, pos in self._split(rows):
             fu, fv = _values_few(self.pieces[k], loc.tolist(), e, llr_err, m)

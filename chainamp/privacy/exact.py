@@ -132,15 +132,17 @@ class ExactProfile(PrivacyProfile):
     def _best(self, reps: np.ndarray, data: tuple, cand: np.ndarray, e: float, known: dict | None = None):
         """``(vu, rep, vv, rep)`` at one finite eps over the classes ``cand`` (ascending): the largest computed
         value of each direction and the first class attaining it (``known``: values already computed)."""
-        todo = [int(c) for c in cand if known is None or int(c) not in known]
+        order = [int(c) for c in cand]
+        vals = dict(known or {})
+        todo = [c for c in order if c not in vals]
         if len(todo) > _FEW_CLASSES:
             vu, vv = data.values(np.array([e]), self._llr_err, self._m, rows=todo)
             vu, vv = vu[:, 0].tolist(), vv[:, 0].tolist()
-        else:
+        elif todo:
             vu, vv = data.values_few(todo, e, self._llr_err, self._m)
-        vals = dict(known or {})
+        else:
+            vu = vv = []
         vals.update(zip(todo, zip(vu, vv)))
-        order = [int(c) for c in cand]
         cu = max(order, key=lambda c: vals[c][0])  # (max: the first of equal maxima, as argmax)
         cv = max(order, key=lambda c: vals[c][1])
         return vals[cu][0], int(reps[cu]), vals[cv][1], int(reps[cv])
@@ -177,8 +179,10 @@ class ExactProfile(PrivacyProfile):
             c0 = int(np.argmax(ub))
             fu, fv = data.values_few([c0], e, self._llr_err, self._m)
             v0 = max(fu[0], fv[0])
-            cand = np.flatnonzero(ub >= v0) if v0 > 0 else np.flatnonzero(ub > 0)
-            cand = np.union1d(cand, [0, c0])
+            if v0 > 0:
+                cand = np.flatnonzero(ub >= v0).tolist()  # (c0 among them: its bound is at least its value)
+            else:  # every value may be 0: the first class too (a full evaluation's argmax of all-equal values)
+                cand = sorted({0, c0, *np.flatnonzero(ub > 0).tolist()})
             out.append(self._best(reps, data, cand, e, {c0: (fu[0], fv[0])}))
         return tuple(np.array(col) for col in zip(*out))
 
@@ -272,9 +276,12 @@ class ExactProfile(PrivacyProfile):
         return round_up_array(out / (1.0 - rho), 4, upper=1.0)
 
     def _eval_stored(self, eps: np.ndarray) -> np.ndarray:
+        # the subtraction in X and the band addition each add one relative rounding
+        if eps.size == 1:  # (one eps: as below without the unique pass)
+            bu, _, bv, _ = self._query(eps.ravel())
+            return round_up_array(np.maximum(bu, bv), 6, upper=1.0).reshape(eps.shape)
         uniq, back = np.unique(eps, return_inverse=True)
         bu, _, bv, _ = self._query(uniq)
-        # the subtraction in X and the band addition each add one relative rounding
         return round_up_array(np.maximum(bu, bv), 6, upper=1.0)[back.ravel()]
 
     def witness(self, epsilon: float) -> tuple:
