@@ -188,3 +188,18 @@ def test_one_eps_fast_path_equals_the_curve(k, normalised):
     for i, e in enumerate(eps.tolist()):
         one = structured_curve(K, np.array([e]), normalised)[0]
         assert one == many[i] and g.delta(e) == one == float(g.delta(np.array([e]))[0]), e
+
+
+@pytest.mark.parametrize("which", ["rr", "rr-normalisable", "kron-20-orbits", "kron-42-orbits"])
+def test_curve_at_one_eps_is_the_coefficient(which):
+    """``dobrushin_curve(K, [eps])`` (what the amplifier's searches read for a structured K) is exactly
+    ``dobrushin(K, eps).gamma``, for one orbit and for products with many orbits (candidate pruning)."""
+    from chainamp.operators import kron
+
+    rr = mechanisms.randomized_response
+    K = {"rr": lambda: rr(6, 0.8),
+         "rr-normalisable": lambda: SymmetricChannel(5, rr(5, 0.8).diagonal * (1 + 2.0**-50), rr(5, 0.8).off_diagonal),
+         "kron-20-orbits": lambda: kron(rr(3, 1.0), rr(2, 0.4), structured=True),
+         "kron-42-orbits": lambda: kron(rr(3, 1.0), rr(3, 1.0), rr(2, 2.0), structured=True)}[which]()
+    for e in [0.0, 1e-12, 0.3, 0.8, math.nextafter(0.8, 1.0), 1.4, 2.9, 50.0, 745.0, math.inf]:
+        assert float(ca.dobrushin_curve(K, [e])[0]) == ca.dobrushin(K, e).gamma, e
