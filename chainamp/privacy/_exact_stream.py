@@ -19,6 +19,7 @@ operator (:class:`chainamp.operators.DaskRows`), which fetches the block where t
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from typing import Any
@@ -319,6 +320,10 @@ class ClassData:
         """``(piece, local rows, positions in rows)`` for ascending global ``rows``."""
         if len(self.pieces) == 1:
             return [(0, np.asarray(rows, dtype=np.int64), np.arange(len(rows)))]
+        if len(rows) == 1:  # (a scalar query's most promising class)
+            r = int(rows[0])
+            k = bisect.bisect_right(self.starts.tolist(), r) - 1
+            return [(k, np.array([r - int(self.starts[k])]), np.array([0]))]
         rows = np.asarray(rows, dtype=np.int64)
         where = np.searchsorted(self.starts, rows, side="right") - 1
         return [(k, rows[where == k] - self.starts[k], np.flatnonzero(where == k)) for k in np.unique(where)]

@@ -277,9 +277,12 @@ class ExactProfile(PrivacyProfile):
 
     def _eval_stored(self, eps: np.ndarray) -> np.ndarray:
         # the subtraction in X and the band addition each add one relative rounding
-        if eps.size == 1:  # (one eps: as below without the unique pass)
+        if eps.size == 1:  # (one eps: as below without the unique pass, round_up_array's operations on a float)
             bu, _, bv, _ = self._query(eps.ravel())
-            return round_up_array(np.maximum(bu, bv), 6, upper=1.0).reshape(eps.shape)
+            v = max(float(bu[0]), float(bv[0]))
+            if v != 0.0 and math.isfinite(v):
+                v = min(math.nextafter(v + abs(v) * (8 * UNIT_ROUNDOFF), math.inf), 1.0)
+            return np.full(eps.shape, min(v, 1.0))
         uniq, back = np.unique(eps, return_inverse=True)
         bu, _, bv, _ = self._query(uniq)
         return round_up_array(np.maximum(bu, bv), 6, upper=1.0)[back.ravel()]
