@@ -269,6 +269,16 @@ class ExactProfile(PrivacyProfile):
         if rho == 0.0:
             return self._eval_stored(eps)
         shift = math.log1p(2.0 * rho / (1.0 - rho))
+        if eps.size == 1:  # (one eps: the operations below on floats, numpy's expm1 on one entry)
+            x = float(eps.ravel()[0])
+            low = x - shift
+            v = float(self._eval_stored(np.array([max(low, 0.0)]))[0])
+            if low < 0.0:
+                v = v + float(-np.expm1(np.array([low]))[0]) * (1.0 + rho)
+            w = v / (1.0 - rho)
+            if w != 0.0 and math.isfinite(w):
+                w = math.nextafter(w + abs(w) * (6 * UNIT_ROUNDOFF), math.inf)
+            return np.full(eps.shape, min(w, 1.0))
         shifted = eps - shift
         neg = shifted < 0.0
         out = self._eval_stored(np.where(neg, 0.0, shifted))
