@@ -53,7 +53,6 @@ from .bounds import (BOUND_SOURCES, Bound, doeblin_amplifies_delta, doeblin_fron
                      theorem1_dobrushin, theorem1_doeblin, theorem1_hockey_stick, theorem1_ultra_mixing)
 from ..errors import InvalidMechanismError
 from ..mixing import dobrushin, dobrushin_curve, doeblin, ldp_guarantee, ultra_mixing
-from ..mixing.structured import structured_curve
 from ..operators import EXACT, MarkovOperator, multiply, operator_error, ProductError, StructuredOperator
 from ..privacy import DP, ExactProfile, privacy_profile  # noqa: F401 (DP: the doctest of amplify)
 from .inputs import (Adjust, InputMechanism, as_input_mechanism, compose_with_error, normalised_profile,
@@ -186,7 +185,7 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
     def raw_at(order: float) -> float:
         if order not in raw_cache:
             if isinstance(Kr, StructuredOperator):  # its gamma alone (no witness rows are kept for it)
-                raw_cache[order] = float(structured_curve(Kr, np.array([order]), False)[0])  # = dobrushin_curve's
+                raw_cache[order] = float(dobrushin_curve(Kr, [order], **run)[0])
             else:
                 res = dobrushin(Kr, epsilon=order, **run)
                 raw_cache[order] = res.gamma

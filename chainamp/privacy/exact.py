@@ -4,9 +4,10 @@
 (the profile of Balle, Barthe, Gaboardi 2018 that Theorem 1 of Balle, Barthe, Gaboardi, Geumlek
 2019 consumes), from the outcomes of each pair sorted by log-likelihood ratio.
 
-Pairs are streamed by blocks (:mod:`._exact_stream`): nothing per pair is stored but a few numbers per
-unit of consecutive pairs (a certified upper bound of their curves), so later queries recompute only the
-pairs that can attain the maximum. Every delta is an upper bound of the exact value, rounded UP past
+Pairs are streamed by blocks (:mod:`._exact_stream`): beyond the per-pair data kept while it fits a budget
+(``CLASS_BYTES``: the sorted data of one pair per class of identical pairs), nothing per pair is stored but a
+few numbers per unit of consecutive pairs (a certified upper bound of their curves), so later queries
+recompute only the pairs that can attain the maximum. Every delta is an upper bound of the exact value, rounded UP past
 its floating-point error (the error model is in :func:`chainamp.privacy_profile`, :mod:`.finite`).
 """
 
