@@ -373,7 +373,8 @@ def _scan_kernel(task: tuple) -> tuple:
     neg[np.isnan(neg)] = 0.0
     top = np.maximum(-neg.min(axis=1), neg.max(axis=1))  # inf where some outcome is one-sided
     unit_top = np.maximum.reduceat(top, units)
-    equal = bool(np.array_equal(R[li], R[lj]))
+    # a nonzero log-ratio means different entries: only a block of all-zero log-ratios is compared entry by entry
+    equal = bool(not np.any(top != 0.0) and np.array_equal(R[li], R[lj]))
     return unit_top, equal
 
 
