@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import re
 import sys
 import threading
@@ -219,10 +220,23 @@ _TICKER: list = []
 _TICKER_IDLE = 30.0
 
 
+def _reset_after_fork() -> None:
+    """A forked child has no watcher thread (and may have inherited its lock held): start afresh."""
+    global _TICK
+    _TICK = threading.Condition()
+    _DUE.clear()
+    _TICKER.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
 def _schedule_beat(bar, due: float) -> None:
     with _TICK:
         _DUE[id(bar)] = (due, bar)
-        if not _TICKER:
+        if not _TICKER or not _TICKER[0].is_alive():
+            _TICKER.clear()
             thread = threading.Thread(target=_ticker, name="chainamp-progress", daemon=True)
             _TICKER.append(thread)
             thread.start()

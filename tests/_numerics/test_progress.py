@@ -230,3 +230,23 @@ def test_lines_mode_fast_bars_start_no_thread():
                 bar.update(3)
     assert threading.active_count() <= before + 1  # at most the watcher itself
     assert id(bar) not in P._DUE  # a closed bar is no longer scheduled
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_lines_mode_heartbeat_in_a_forked_child(fast):
+    """A child forked after the parent's watcher started gets its own (the parent's thread is not inherited)."""
+    import os
+
+    with progress_mode("lines"):
+        with progress_bar(2, "parent", stream=io.StringIO()) as bar:
+            bar.update(2)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        buf = io.StringIO()
+        with progress_mode("lines"):
+            with progress_bar(2, "child", stream=buf) as bar:
+                time.sleep(0.3)
+                bar.update(2)
+        os._exit(0 if buf.getvalue().count("child: 0/2") >= 2 else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
