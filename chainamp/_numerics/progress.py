@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import os
 import re
 import sys
@@ -217,6 +218,7 @@ _LINES_BAR: list = []
 _TICK = threading.Condition()
 _DUE: dict = {}  # id(bar) -> (monotonic time its heartbeat starts, bar)
 _TICKER: list = []
+_WAKE = [math.inf]  # when the watcher wakes next (it is told of a bar due earlier only)
 _TICKER_IDLE = 30.0
 
 
@@ -226,6 +228,7 @@ def _reset_after_fork() -> None:
     _TICK = threading.Condition()
     _DUE.clear()
     _TICKER.clear()
+    _WAKE[0] = math.inf
 
 
 if hasattr(os, "register_at_fork"):
@@ -240,7 +243,7 @@ def _schedule_beat(bar, due: float) -> None:
             thread = threading.Thread(target=_ticker, name="chainamp-progress", daemon=True)
             _TICKER.append(thread)
             thread.start()
-        else:
+        elif due < _WAKE[0]:  # (waking the watcher costs a switch of the interpreter lock: only when it must)
             _TICK.notify()
 
 
@@ -253,10 +256,13 @@ def _ticker() -> None:
                     del _DUE[key]
                     bar._start_beat()  # (under the lock: close() either sees the thread or prevents it)
             if _DUE:
-                _TICK.wait(max(min(due for due, _ in _DUE.values()) - now, 0.0))
-            elif not _TICK.wait(_TICKER_IDLE) and not _DUE:
-                _TICKER.clear()
-                return
+                _WAKE[0] = min(due for due, _ in _DUE.values())
+                _TICK.wait(max(_WAKE[0] - now, 0.0))
+            else:
+                _WAKE[0] = math.inf
+                if not _TICK.wait(_TICKER_IDLE) and not _DUE:
+                    _TICKER.clear()
+                    return
 
 
 def _lines_bar() -> type:
