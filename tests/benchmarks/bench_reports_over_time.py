@@ -187,11 +187,11 @@ def goal_scalar_queries(pairs: int, repeat: int = 3) -> None:
     dsecs = min(r[2][1] for r in rows) * scale
     dcpu = min(r[2][2] for r in rows) * scale
     peak = peak_mb(scalar)
-    print(f"\n3. exact profile of a 40 x 500 product, 200 scalar eps (best of {repeat}, interleaved): {secs:.3f} s wall, "
-          f"{cpu:.3f} s CPU (one array query: {asecs:.3f} s wall, {acpu:.3f} s CPU; same values: "
+    print(f"\n3. exact profile of a 40 x 500 product, 200 scalar eps (best of {repeat}, interleaved): "
+          f"{secs:.3f} s wall, {cpu:.3f} s CPU (one array query: {asecs:.3f} s wall, {acpu:.3f} s CPU; same values: "
           f"{bool(np.array_equal(vals, arr))}); dp-accounting pair loop {dsecs:.1f} s wall, {dcpu:.1f} s CPU "
-          f"({sample.shape[0]} of {all_pairs.shape[0]} ordered pairs measured, extrapolated): {dsecs / secs:.0f}x wall, "
-          f"{dcpu / cpu:.0f}x CPU (goal >= 50x); peak {peak:.1f} MB")
+          f"({sample.shape[0]} of {all_pairs.shape[0]} ordered pairs measured, extrapolated): "
+          f"{dsecs / secs:.0f}x wall, {dcpu / cpu:.0f}x CPU (goal >= 50x); peak {peak:.1f} MB")
     print(f"   load before: {before}\n   load after:  {load()}")
 
 
@@ -245,8 +245,8 @@ def goal_small(repeat: int = 20) -> None:
           f"{lsecs * 1e3:.1f} ms")
     print(f"   compose([report]): {max(csecs - amp_only, 0.0):.4f} s beyond the report's own {amp_only:.3f} s "
           f"(goal < 0.3 s), eps(1e-6) {one.epsilon(1e-6):.6f} vs the report's {rep.epsilon_at(1e-6):.6f}")
-    print(f"   compose([report], counts=[10]).epsilon(1e-6) (best of {repeat}, interleaved): {c10secs * 1e3:.2f} ms wall, "
-          f"{c10cpu * 1e3:.2f} ms CPU -> {c10:.6f} (peak {peak_c:.1f} MB); dp-accounting pair route (grid 1e-3): "
+    print(f"   compose([report], counts=[10]).epsilon(1e-6) (best of {repeat}, interleaved): "
+          f"{c10secs * 1e3:.2f} ms wall, {c10cpu * 1e3:.2f} ms CPU -> {c10:.6f} (peak {peak_c:.1f} MB); dp-accounting pair route (grid 1e-3): "
           f"{rsecs * 1e3:.2f} ms wall, {rcpu * 1e3:.2f} ms CPU -> {them:.6f} (peak {peak_r:.1f} MB); ratio "
           f"{c10secs / rsecs:.2f}x wall, {c10cpu / rcpu:.2f}x CPU (goal <= 2x); compose([M K], counts=[10]): "
           f"{mksecs * 1e3:.2f} ms -> {mk:.6f}")
