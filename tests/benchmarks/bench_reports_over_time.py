@@ -246,7 +246,8 @@ def goal_small(repeat: int = 20) -> None:
     print(f"   compose([report]): {max(csecs - amp_only, 0.0):.4f} s beyond the report's own {amp_only:.3f} s "
           f"(goal < 0.3 s), eps(1e-6) {one.epsilon(1e-6):.6f} vs the report's {rep.epsilon_at(1e-6):.6f}")
     print(f"   compose([report], counts=[10]).epsilon(1e-6) (best of {repeat}, interleaved): "
-          f"{c10secs * 1e3:.2f} ms wall, {c10cpu * 1e3:.2f} ms CPU -> {c10:.6f} (peak {peak_c:.1f} MB); dp-accounting pair route (grid 1e-3): "
+          f"{c10secs * 1e3:.2f} ms wall, {c10cpu * 1e3:.2f} ms CPU -> {c10:.6f} (peak {peak_c:.1f} MB); "
+          f"dp-accounting pair route (grid 1e-3): "
           f"{rsecs * 1e3:.2f} ms wall, {rcpu * 1e3:.2f} ms CPU -> {them:.6f} (peak {peak_r:.1f} MB); ratio "
           f"{c10secs / rsecs:.2f}x wall, {c10cpu / rcpu:.2f}x CPU (goal <= 2x); compose([M K], counts=[10]): "
           f"{mksecs * 1e3:.2f} ms -> {mk:.6f}")
