@@ -204,13 +204,21 @@ class ExactProfile(PrivacyProfile):
                 classes = live[0] = None
             elif classes is not None:
                 keys, firsts, data = part[5]
-                parts.append(data)
+                q, new = len(parts), []  # this block's part (if it keeps a row) and its rows that start a class
                 for r, (key, idx) in enumerate(zip(keys, firsts.tolist())):
                     known = classes.setdefault(key, [])
                     # bit-identical data: the same class (compared only when two keys collide)
-                    if not any(st.same_rows(data, r, parts[q], r0) for _, q, r0 in known):
-                        known.append((idx, len(parts) - 1, r))
+                    if not any(st.same_rows(data, r, parts[p] if p < q else data, r0) for _, p, r0 in known):
+                        known.append((idx, q, r))
+                        new.append(r)
                         count += 1
+                if new and len(new) < data[0].shape[0]:  # only the rows of new classes are kept
+                    data = tuple(x[new] for x in data)
+                    at = {r: j for j, r in enumerate(new)}
+                    for key in set(keys):
+                        classes[key] = [(i, p, at[r] if p == q else r) for i, p, r in classes[key]]
+                if new:
+                    parts.append(data)
                 if count > self._class_cap():
                     classes = live[0] = None
                     parts = []
@@ -346,7 +354,7 @@ class ExactProfile(PrivacyProfile):
 
 def _gather_classes(parts: list, found: list, m: int) -> st.ClassData:
     """The sorted data of the class representatives ``found`` (``(pair, part, row)`` in pair order) from the
-    blocks' class data ``parts``; a part whose rows are all taken is kept as it is (no copy)."""
+    blocks' class data ``parts`` (each holds the rows of the classes its block started: kept as it is)."""
     pieces = []
     for q, data in enumerate(parts):
         rows = [r for _, p, r in found if p == q]

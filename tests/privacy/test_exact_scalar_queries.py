@@ -148,3 +148,16 @@ def test_class_data_pieces_compute_as_one_array():
     for k, e in enumerate(eps[:-1].tolist()):
         fu, fv = data.values_few(rows, e, d, 9)
         assert np.array_equal(fu, vu[rows, k]) and np.array_equal(fv, vv[rows, k])
+
+
+def test_classes_repeated_across_blocks_keep_one_row_each():
+    """A k-RR-like dense mechanism (every pair alike) over many blocks keeps one data row in all: rows of classes
+    an earlier block started are dropped, so the kept data stay within the class budget."""
+    n, m = 30, 600
+    P = np.full((n, m), 0.5 / (m - 1))
+    P[np.arange(n), np.arange(n)] = 0.5
+    prof = privacy_profile(P, progress=False)
+    prof.delta(0.1)
+    reps, data = prof._state["classes"]
+    assert prof._space.count > prof._block  # several blocks
+    assert reps.tolist() == [0] and sum(p[0].shape[0] for p in data.pieces) == 1
