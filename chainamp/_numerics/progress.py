@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
+import os
 import re
 import sys
 import threading
@@ -210,13 +212,67 @@ def progress_bar(total: int | None, desc: str, *, unit: str = "it", progress: bo
 
 _LINES_BAR: list = []
 
+#: The heartbeats of plain-line bars are started by one shared daemon thread once a bar has run for its first
+#: interval (a fast bar never starts a thread of its own); it waits on this condition and ends after
+#: ``_TICKER_IDLE`` seconds without a bar to watch.
+_TICK = threading.Condition()
+_DUE: dict = {}  # id(bar) -> (monotonic time its heartbeat starts, bar)
+_TICKER: list = []
+_WAKE = [math.inf]  # when the watcher wakes next (it is told of a bar due earlier only)
+_TICKER_IDLE = 30.0
+
+
+def _reset_after_fork() -> None:
+    """A forked child has no watcher thread (and may have inherited its lock held): start afresh."""
+    global _TICK
+    _TICK = threading.Condition()
+    _DUE.clear()
+    _TICKER.clear()
+    _WAKE[0] = math.inf
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _schedule_beat(bar, due: float) -> None:
+    with _TICK:
+        _DUE[id(bar)] = (due, bar)
+        if not _TICKER or not _TICKER[0].is_alive():
+            _TICKER.clear()
+            thread = threading.Thread(target=_ticker, name="chainamp-progress", daemon=True)
+            _TICKER.append(thread)
+            thread.start()
+        elif due < _WAKE[0]:  # (waking the watcher costs a switch of the interpreter lock: only when it must)
+            _TICK.notify()
+
+
+def _ticker() -> None:
+    with _TICK:
+        while True:
+            now = time.monotonic()
+            for key, (due, bar) in list(_DUE.items()):
+                if due <= now:
+                    del _DUE[key]
+                    bar._start_beat()  # (under the lock: close() either sees the thread or prevents it)
+            if _DUE:
+                _WAKE[0] = min(due for due, _ in _DUE.values())
+                _TICK.wait(max(_WAKE[0] - now, 0.0))
+            else:
+                _WAKE[0] = math.inf
+                if not _TICK.wait(_TICKER_IDLE) and not _DUE:
+                    _TICKER.clear()
+                    return
+
 
 def _lines_bar() -> type:
     """The tqdm class of mode ``"lines"`` (built on first use: tqdm is imported only when a bar is shown).
 
     tqdm prints only from ``update``; a computation stuck in one long block (a stage, a big solve)
     would leave a CI log silent. This subclass also prints a line every ``PROGRESS_LINE_INTERVAL``
-    seconds from a daemon thread once the bar's delay has passed, and stops it when the bar closes.
+    seconds from a daemon thread once the bar's delay has passed, and stops it when the bar closes. That
+    thread is started (by one shared watcher) only once the bar has lived for its first interval, so the many
+    short computations that never show a bar start no thread.
     """
     if _LINES_BAR:
         return _LINES_BAR[0]
@@ -226,18 +282,29 @@ def _lines_bar() -> type:
         def __init__(self, *args, **kwargs):
             self._beat_stop = threading.Event()
             self._beat_delay = float(kwargs.get("delay", 0.0) or 0.0)
+            self._beat = None
             super().__init__(*args, **kwargs)
-            self._beat = threading.Thread(target=self._heartbeat, args=(time.monotonic(),), daemon=True)
-            self._beat.start()
+            self._beat_start = time.monotonic()
+            self._beat_wait = min(PROGRESS_LINE_INTERVAL, max(self._beat_delay, 0.01))
+            _schedule_beat(self, self._beat_start + self._beat_wait)
+
+        def _start_beat(self) -> None:
+            if not self._beat_stop.is_set():
+                self._beat = threading.Thread(target=self._heartbeat, args=(self._beat_start,), daemon=True)
+                self._beat.start()
 
         def _heartbeat(self, start: float) -> None:
             last = start
-            while not self._beat_stop.wait(min(PROGRESS_LINE_INTERVAL, max(self._beat_delay, 0.01))):
+            while True:  # (the first interval has passed when the watcher starts this thread)
                 now = time.monotonic()
                 printed = max(last, getattr(self, "_beat_printed", start))
+                if self._beat_stop.is_set():
+                    return
                 if now - start >= self._beat_delay and now - printed >= PROGRESS_LINE_INTERVAL * 0.999:
                     self.refresh()
                     last = now
+                if self._beat_stop.wait(self._beat_wait):
+                    return
 
         def display(self, *args, **kwargs):
             if getattr(self, "_beat_closing", False) and getattr(self, "_beat_shown", None) == self.n:
@@ -247,9 +314,12 @@ def _lines_bar() -> type:
 
         def close(self):
             stop = getattr(self, "_beat_stop", None)
-            beat = getattr(self, "_beat", None)
+            beat = None
             if stop is not None and not stop.is_set():
-                stop.set()
+                with _TICK:
+                    _DUE.pop(id(self), None)
+                    stop.set()
+                    beat = self._beat
                 if beat is not None and beat.is_alive() and threading.current_thread() is not beat:
                     beat.join()
             self._beat_closing = True

@@ -32,6 +32,10 @@ __all__ = [
 
 def check_real(value: Any, name: str) -> float:
     """Return ``value`` as a float; TypeError for non-numbers (bool included), ValueError for NaN."""
+    if type(value) is float:  # the common case, without the abstract-class checks below (same result)
+        if value != value:
+            raise InvalidParameterError(f"{name} must not be NaN")
+        return value
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     out = float(value)

@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 
 from .._numerics import (PLD_DISCRETIZATION, PLD_TAIL_MASS, UNIT_ROUNDOFF, check_int, check_memory, check_positive,
-                         check_progress, progress_bar, progress_scope)
+                         check_progress, memory_limit, progress_bar, progress_scope)
 from ..amplification import AmplificationReport
 from ..errors import InvalidParameterError
 from ..operators import MarkovOperator
 from ..privacy import DP, DominatingPair, PrivacyProfile, dp_points_of, privacy_profile
-from .pld import PLD_FFT_BYTES, PLD_POINT_BYTES, PLDProfile, grid_extent, pair_to_pld, self_compose_bytes
+from .pld import (PLD_FFT_BYTES, PLD_POINT_BYTES, PLDProfile, _directions, grid_extent, pair_to_pld,
+                  self_compose_bytes)
 
 __all__ = ["compose"]
 
@@ -161,6 +162,7 @@ def _compose(items: list, reps: list, d: float, tail: float, bar: Any) -> PLDPro
 
     parts, slack, any_inf, top, size = [], 0.0, False, 0, 1
     names = []
+    dirs: dict = {}  # each part's directions, read once (by id: the parts stay alive here)
     for prof, n in zip(profiles, reps):
         if n == 0:
             continue
@@ -172,17 +174,22 @@ def _compose(items: list, reps: list, d: float, tail: float, bar: Any) -> PLDPro
         pld = pair_to_pld(pair.p, pair.q, value_discretization_interval=d)
         lo, hi, has_inf, width, norm2 = grid_extent(pld)
         if n > 1:
-            need, _ = self_compose_bytes(pld, n, tail)
-            check_memory(need, f"items[{profiles.index(prof)}] composed {n} times (dp-accounting's FFT over the "
-                               f"loss grid of step {d:g})",
-                         hint="pass a larger value_discretization_interval= or fewer counts")
+            # the untruncated size first (no Chernoff bounds to compute): only past the limit the exact estimate
+            if self_compose_bytes(pld, n, tail, truncated=False)[0] > memory_limit():
+                need, _ = self_compose_bytes(pld, n, tail)
+                check_memory(need, f"items[{profiles.index(prof)}] composed {n} times (dp-accounting's FFT over "
+                                   f"the loss grid of step {d:g})",
+                             hint="pass a larger value_discretization_interval= or fewer counts")
             pld = pld.self_compose(n, tail_mass_truncation=tail)
-            slack += _fft_error(2 * max(n * width, grid_extent(pld)[3]), n, norm2)
+        dirs[id(pld)] = read = _directions(pld)
+        points = grid_extent(pld, read)[3]
+        if n > 1:
+            slack += _fft_error(2 * max(n * width, points), n, norm2)
         if parts:
-            size += grid_extent(pld)[3]
+            size += points
             slack += _fft_error(2 * size, 2)
         else:
-            size = grid_extent(pld)[3]
+            size = points
         parts.append(pld)
         any_inf |= has_inf
         top += n * hi
@@ -199,4 +206,4 @@ def _compose(items: list, reps: list, d: float, tail: float, bar: Any) -> PLDPro
     label = names[0] if len(names) == 1 else f"composition of {len(names)} items ({'; '.join(names)})"
     return PLDProfile(total, name=f"composition: {label}" if len(names) == 1 else label,
                       source=f"dp-accounting PLD composition of dominating pairs (grid {d:g}, connect-the-dots)",
-                      slack=slack, pure_epsilon=pure)
+                      slack=slack, pure_epsilon=pure, _dirs=dirs.get(id(total)) if len(parts) == 1 else None)

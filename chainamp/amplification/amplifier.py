@@ -184,9 +184,12 @@ def amplify_operator(mech: InputMechanism, Kop: MarkovOperator, err: ProductErro
 
     def raw_at(order: float) -> float:
         if order not in raw_cache:
-            res = dobrushin(Kr, epsilon=order, **run)
-            raw_cache[order] = res.gamma
-            remember(res)
+            if isinstance(Kr, StructuredOperator):  # its gamma alone (no witness rows are kept for it)
+                raw_cache[order] = float(dobrushin_curve(Kr, [order], **run)[0])
+            else:
+                res = dobrushin(Kr, epsilon=order, **run)
+                raw_cache[order] = res.gamma
+                remember(res)
         return raw_cache[order]
 
     def dob_at(order: float) -> float:

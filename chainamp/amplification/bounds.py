@@ -17,6 +17,7 @@ weaker guarantee.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -213,7 +214,11 @@ def theorem1_doeblin(epsilon: float, delta: float, gamma: float) -> Bound:
     (0.620115, 0.15803)
     """
     eps, d = _eps_delta(epsilon, delta)
-    g = check_probability(gamma, "gamma")
+    return _doeblin(eps, d, check_probability(gamma, "gamma"))
+
+
+def _doeblin(eps: float, d: float, g: float) -> Bound:
+    """:func:`theorem1_doeblin` of checked floats."""
     if g == 1.0:  # every operator is 1-Doeblin: plain post-processing, exactly (eps, delta)
         return Bound(eps, d, "theorem1.doeblin", gamma=g, input_epsilon=eps, input_delta=d)
     eps_p = _amplified_epsilon(eps, g)
@@ -280,14 +285,19 @@ def doeblin_frontier(epsilon: float, delta: float, gamma0: float, num: int = 65)
     """
     eps, d = _eps_delta(epsilon, delta)
     g0 = check_probability(gamma0, "gamma0")
-    gammas = np.unique(np.concatenate((np.linspace(g0, 1.0, max(int(num), 2)), [g0, 1.0])))
-    cands = [theorem1_doeblin(eps, d, float(g)) for g in gammas]
+    cands = [_doeblin(eps, d, g) for g in _frontier_gammas(g0, max(int(num), 2))]
     cands.sort(key=lambda b: (b.epsilon, b.delta))
     front: list[Bound] = []
     for b in cands:
         if not front or b.delta < front[-1].delta:
             front.append(b)
     return front
+
+
+@functools.lru_cache(maxsize=64)
+def _frontier_gammas(g0: float, num: int) -> tuple[float, ...]:
+    """The gammas of :func:`doeblin_frontier`: ``num`` spaced in [g0, 1], both ends included, ascending."""
+    return tuple(float(g) for g in np.unique(np.concatenate((np.linspace(g0, 1.0, num), [g0, 1.0]))))
 
 
 def ldp_bound(epsilon: float, gamma: float) -> Bound:

@@ -203,4 +203,7 @@ def profile_points(profile: PrivacyProfile, target: float, gammas: Sequence[floa
             if math.isfinite(e):
                 eps.append(e)
     eps = sorted(set(float(e) for e in eps))
-    return [(e, float(min(profile.delta(e), 1.0))) for e in eps]
+    if not eps:
+        return []
+    # one array query (each value is the scalar query's: profiles evaluate eps by eps)
+    return [(e, min(float(v), 1.0)) for e, v in zip(eps, np.asarray(profile.delta(np.array(eps))).tolist())]

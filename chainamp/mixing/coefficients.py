@@ -255,6 +255,8 @@ def dobrushin_curve(K: MarkovOperator | ArrayLike | sp.spmatrix, epsilons: Any, 
     """
     K = _operator(K, inputs)
     if isinstance(K, StructuredOperator):  # per orbit of input pairs
+        if type(epsilons) is list and len(epsilons) == 1 and type(epsilons[0]) is float and epsilons[0] >= 0.0:
+            return structured_curve(K, np.array(epsilons), _flag(normalised, "normalised"))  # (a search step)
         uniq, back = np.unique(_check_epsilons(epsilons), return_inverse=True)
         return np.minimum.accumulate(structured_curve(K, uniq, _flag(normalised, "normalised")))[back]
     return dense_curve(K, epsilons, block_size=block_size, normalised=normalised, executor=executor,

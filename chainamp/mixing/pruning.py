@@ -16,6 +16,7 @@ vectorised ``log`` within four; ``u = 2**-53``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -163,11 +164,15 @@ def _enumerate_hockey(prep: _Prep, eps: float, budget: int, matrix: bool = False
 _SMALL_WORK = 2**16
 
 
+@functools.lru_cache(maxsize=16)
 def _off_diagonal(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column indices of the n * (n - 1) ordered pairs x != x'."""
+    """Row and column indices of the n * (n - 1) ordered pairs x != x' (read-only: cached)."""
     I, J = np.divmod(np.arange(n * n), n)
     off = I != J
-    return I[off], J[off]
+    I, J = I[off], J[off]
+    I.setflags(write=False)
+    J.setflags(write=False)
+    return I, J
 
 
 

@@ -33,6 +33,8 @@ import numpy as np
 from .dense import dense_curve, dense_dobrushin, dense_ldp_guarantee, dense_ultra_mixing
 from .readings import _check_epsilons, _raw_order, _shift, _widen
 from .results import _SRC, DobrushinResult, DoeblinResult, LDPGuarantee, UltraMixingResult
+from .pairwise import _prepare
+from .pruning import _max_hockey
 from .rows import _U
 from ..errors import ResourceLimitError
 from ..operators import MarkovOperator, PairOrbit, StructuredOperator, operator_error
@@ -222,6 +224,12 @@ def structured_curve(K: StructuredOperator, eps: np.ndarray, normalised: bool) -
     monotone): the largest widened orbit value at each eps."""
     out = np.zeros(eps.size)
     orbits = _orbits(K, normalised)
+    if eps.size == 1 and len(orbits) <= 2:  # one eps (a bisection step): dense_curve's value without its checks
+        e = float(eps[0])
+        for o in orbits:
+            raw = _max_hockey(_prepare(o.op, None), _raw_order(e, o.rel))[0]
+            out[0] = max(out[0], _widen(float(raw), e, o.rel))
+        return out
     if len(orbits) > 2:
         keep = set()
         for e in eps:
@@ -306,6 +314,8 @@ class StructuredLDPGuarantee(LDPGuarantee):
 
     def delta(self, eps):
         scalar = np.ndim(eps) == 0
+        if scalar and type(eps) is float and eps >= 0.0:  # (a bisection step: one eps, checked here)
+            return float(structured_curve(self.operator, np.array([eps]), self._normalised)[0])
         arr = _check_epsilons(eps, "eps")
         uniq, back = np.unique(arr, return_inverse=True)
         vals = np.minimum.accumulate(structured_curve(self.operator, uniq, self._normalised))[back]

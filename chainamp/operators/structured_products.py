@@ -95,6 +95,16 @@ def widen_hockey(value_at: Callable[[np.ndarray], np.ndarray], eps: Any, rel: fl
         return float(out[0]) if scalar else out
     u = UNIT_ROUNDOFF
     shift = hockey_shift(rel)
+    if e.size == 1:  # one eps (a search step): the same operations on floats (numpy's expm1, on one entry)
+        x = float(e.ravel()[0])
+        low = math.nextafter(x - shift, -math.inf) if math.isfinite(x) else math.inf
+        v = float(np.asarray(value_at(np.array([max(low, 0.0)])), dtype=float).ravel()[0])
+        if low < 0.0:
+            total_q = (1.0 + rel) / (1.0 - rel) * (1.0 + 4 * u)
+            v = v + float(-np.expm1(np.array([low]))[0]) * (1.0 + 4 * u) * total_q
+        grow = (1.0 + rel) * (1.0 + 4 * u) if math.isfinite(x) else (1.0 + rel) * (1.0 + 2 * u)
+        one = min(math.nextafter(v * grow, math.inf), 1.0) if v > 0 else 0.0
+        return one if scalar else np.full(e.shape, one)
     finite = np.isfinite(e)
     low = np.where(finite, np.nextafter(e - shift, -np.inf), np.inf)
     neg = low < 0.0

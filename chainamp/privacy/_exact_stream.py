@@ -19,6 +19,8 @@ operator (:class:`chainamp.operators.DaskRows`), which fetches the block where t
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 from typing import Any
 
@@ -211,6 +213,41 @@ def _values(sorted_block, eps: np.ndarray, llr_err: float, m: int) -> tuple[np.n
     return vu, vv
 
 
+def _values_few(sorted_block, rows, e: float, llr_err: float, m: int) -> tuple[list, list]:
+    """:func:`_values` at ONE finite eps for a few rows, with the same operations element by element: the
+    counts are exact (a binary search per row), ``log`` and ``exp`` are numpy's own on a contiguous vector
+    (as in :func:`_direction`), and the other steps are the same IEEE operations in the same order on Python
+    floats. So every value is bit-identical to :func:`_values`' (tested), at a fraction of its overhead.
+    Returns the lists ``vu``, ``vv`` (one float per row of ``rows``)."""
+    a, pre_u, pre_v, suf_u, suf_v = sorted_block
+    u, d = UNIT_ROUNDOFF, llr_err
+    tl = np.array([-e, -(e + d), -(e - d)])  # u side: #(llr > t) = #(a < -t)
+    tr = np.array([e, e + d, e - d])  # v side: #(a <= t)
+    picks = []  # per row and direction: (numerator row, k, k_lo, k_hi), then Q
+    qs = []
+    for r in rows:
+        ar = a[r]
+        kl, kr = ar.searchsorted(tl, side="left").tolist(), ar.searchsorted(tr, side="right").tolist()
+        for num, den, k in ((pre_u[r], pre_v[r], kl), (suf_v[r], suf_u[r], kr)):
+            picks.append((num, k))
+            qs.append(float(den[k[0]]))
+    Q = np.array(qs)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        logQ = np.log(Q)
+        cQ = np.exp(e + logQ)
+    out = []
+    grow = 1.0 + (m + 4) * u
+    for (num, (k, k_lo, k_hi)), q, lq, cq in zip(picks, qs, logQ.tolist(), cQ.tolist()):
+        shrink = 1.0 - u * (2.0 * e + 10.0 * abs(lq if q > 0 else 0.0) + m + 16)
+        bq = 0.0 if shrink <= 0 else max(cq * shrink - 2.0 * SMALLEST_SUBNORMAL, 0.0)
+        x = max(float(num[k]) * grow - bq, 0.0)
+        if k_hi != k_lo:
+            hi, lo = float(num[k_hi]), float(num[k_lo])
+            x += 2.0 * llr_err * (abs(hi - lo) + (m + 2) * u * hi)
+        out.append(x)
+    return out[0::2], out[1::2]
+
+
 def _kernel(task: tuple) -> tuple:
     """One block: ``(data, rows, li, lj, p0, cols, llr_err, m, eps, units, classes)`` -> per eps ``(best_u,
     arg_u, best_v, arg_v)`` (first pair index attaining each maximum); when ``units`` is given as ``(starts,
@@ -229,16 +266,19 @@ def _kernel(task: tuple) -> tuple:
     return out + (unit_max, _classes(block, p0, classes) if classes else None)
 
 
+@functools.lru_cache(maxsize=8)
 def _class_weights(n: int) -> np.ndarray:
     """Fixed weights of the class hash (any weights are correct: classes are checked entry by entry)."""
-    return np.random.default_rng(20261123).random(n)
+    w = np.random.default_rng(20261123).random(n)
+    w.setflags(write=False)
+    return w
 
 
-def _classes(block: tuple, p0: int, cap: int) -> list | None:
+def _classes(block: tuple, p0: int, cap: int) -> tuple | None:
     """The block's pairs grouped into classes of bit-identical sorted data (log-ratios and the four partial
     sums: every computed value of the pair is a function of them, so pairs of a class have identical values):
-    ``[(key, first pair index, the bytes of its data rows), ...]`` in order of first pair, or None beyond
-    ``cap`` classes.
+    ``(keys, first pair indices, their data rows)`` in order of first pair (the data: the block's own arrays
+    when every pair is a class of its own), or None beyond ``cap`` classes.
     Grouped by a hash (fixed weights), then checked entry by entry; a mismatch starts its own class."""
     a, pre_u, pre_v, suf_u, suf_v = block
     m = a.shape[1]
@@ -250,20 +290,68 @@ def _classes(block: tuple, p0: int, cap: int) -> list | None:
     inv = inv.ravel()
     if first.size > cap:
         return None
-    same = np.ones(a.shape[0], dtype=bool)
-    for arr in block:
-        same &= np.all(arr == arr[first[inv]], axis=1)
-    reps = sorted(set(first.tolist()) | set(np.flatnonzero(~same).tolist()))
-    if len(reps) > cap:
+    if first.size == a.shape[0]:  # every key distinct: every pair is its own class
+        reps = np.arange(a.shape[0])
+    else:
+        same = np.ones(a.shape[0], dtype=bool)
+        for arr in block:
+            same &= np.all(arr == arr[first[inv]], axis=1)
+        reps = np.union1d(first, np.flatnonzero(~same))
+    if reps.size > cap:
         return None
-    return [(tuple(key[r].tolist()), p0 + r, b"".join(arr[r].tobytes() for arr in block)) for r in reps]
+    data = block if reps.size == a.shape[0] else tuple(arr[reps] for arr in block)
+    return list(map(tuple, key[reps].tolist())), p0 + reps, data
 
 
-def _unpack_classes(raws: list[bytes], m: int) -> tuple[np.ndarray, ...]:
-    """The sorted data of class representatives from their bytes (``a``, then the four partial sums)."""
-    flat = np.frombuffer(b"".join(raws), dtype=float).reshape(len(raws), 5 * m + 4)
-    a = flat[:, :m]
-    return (a,) + tuple(flat[:, m + k * (m + 1):m + (k + 1) * (m + 1)] for k in range(4))
+class ClassData:
+    """The sorted data of the stored class representatives, kept as the blocks' own arrays (``pieces``, in
+    pair order; no copy into one array): row ``c`` of the whole is row ``c - starts[k]`` of piece ``k``. Values
+    are computed piece by piece, row by row, so they are those of one stacked array (tested)."""
+
+    __slots__ = ("pieces", "starts", "size")
+
+    def __init__(self, pieces: list) -> None:
+        self.pieces = pieces
+        sizes = [p[0].shape[0] for p in pieces]
+        self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.size = int(self.starts[-1])
+
+    def _split(self, rows) -> list:
+        """``(piece, local rows, positions in rows)`` for ascending global ``rows``."""
+        if len(self.pieces) == 1:
+            return [(0, np.asarray(rows, dtype=np.int64), np.arange(len(rows)))]
+        if len(rows) == 1:  # (a scalar query's most promising class)
+            r = int(rows[0])
+            k = bisect.bisect_right(self.starts.tolist(), r) - 1
+            return [(k, np.array([r - int(self.starts[k])]), np.array([0]))]
+        rows = np.asarray(rows, dtype=np.int64)
+        where = np.searchsorted(self.starts, rows, side="right") - 1
+        return [(k, rows[where == k] - self.starts[k], np.flatnonzero(where == k)) for k in np.unique(where)]
+
+    def values(self, eps: np.ndarray, llr_err: float, m: int, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`_values` of every row (or of the ascending ``rows``)."""
+        if rows is None:
+            parts = [_values(p, eps, llr_err, m) for p in self.pieces]
+        else:
+            parts = [_values(tuple(x[loc] for x in self.pieces[k]), eps, llr_err, m)
+                     for k, loc, _ in self._split(rows)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def values_few(self, rows, e: float, llr_err: float, m: int) -> tuple[list, list]:
+        """:func:`_values_few` of the ascending global ``rows``."""
+        if len(self.pieces) == 1:
+            return _values_few(self.pieces[0], rows, e, llr_err, m)
+        vu, vv = [0.0] * len(rows), [0.0] * len(rows)
+        for k, loc, pos in self._split(rows):
+            fu, fv = _values_few(self.pieces[k], loc.tolist(), e, llr_err, m)
+            for i, a, b in zip(pos.tolist(), fu, fv):
+                vu[i], vv[i] = a, b
+        return vu, vv
+
+
+def same_rows(x: tuple, i: int, y: tuple, j: int) -> bool:
+    """Whether row ``i`` of the sorted data ``x`` and row ``j`` of ``y`` are bit-identical."""
+    return all(p[i].tobytes() == q[j].tobytes() for p, q in zip(x, y))
 
 
 def _kernel_at(task: tuple) -> tuple:
@@ -285,7 +373,8 @@ def _scan_kernel(task: tuple) -> tuple:
     neg[np.isnan(neg)] = 0.0
     top = np.maximum(-neg.min(axis=1), neg.max(axis=1))  # inf where some outcome is one-sided
     unit_top = np.maximum.reduceat(top, units)
-    equal = bool(np.array_equal(R[li], R[lj]))
+    # a nonzero log-ratio means different entries: only a block of all-zero log-ratios is compared entry by entry
+    equal = bool(not np.any(top != 0.0) and np.array_equal(R[li], R[lj]))
     return unit_top, equal
 
 

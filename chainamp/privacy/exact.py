@@ -4,9 +4,10 @@
 (the profile of Balle, Barthe, Gaboardi 2018 that Theorem 1 of Balle, Barthe, Gaboardi, Geumlek
 2019 consumes), from the outcomes of each pair sorted by log-likelihood ratio.
 
-Pairs are streamed by blocks (:mod:`._exact_stream`): nothing per pair is stored but a few numbers per
-unit of consecutive pairs (a certified upper bound of their curves), so later queries recompute only the
-pairs that can attain the maximum. Every delta is an upper bound of the exact value, rounded UP past
+Pairs are streamed by blocks (:mod:`._exact_stream`): beyond the per-pair data kept while it fits a budget
+(``CLASS_BYTES``: the sorted data of one pair per class of identical pairs), nothing per pair is stored but a
+few numbers per unit of consecutive pairs (a certified upper bound of their curves), so later queries
+recompute only the pairs that can attain the maximum. Every delta is an upper bound of the exact value, rounded UP past
 its floating-point error (the error model is in :func:`chainamp.privacy_profile`, :mod:`.finite`).
 """
 
@@ -117,7 +118,10 @@ class ExactProfile(PrivacyProfile):
             if eps.size <= _FEW_EPS and reps.size > _FEW_CLASSES and self._grid.size >= 2 \
                     and 8.0 * reps.size * self._grid.size <= st.CLASS_BYTES:
                 return self._classes_pruned(eps, reps, data)
-            vu, vv = st._values(data, eps, self._llr_err, self._m)
+            if eps.size <= _FEW_EPS and reps.size <= _FEW_CLASSES and np.all(np.isfinite(eps)):
+                out = [self._best(reps, data, np.arange(reps.size), float(e)) for e in eps]
+                return tuple(np.array(col) for col in zip(*out))
+            vu, vv = data.values(eps, self._llr_err, self._m)
             ru, rv = np.argmax(vu, axis=0), np.argmax(vv, axis=0)
             cols = np.arange(eps.size)
             return vu[ru, cols], reps[ru], vv[rv, cols], reps[rv]
@@ -126,43 +130,62 @@ class ExactProfile(PrivacyProfile):
         parts = [self._pruned(eps[k:k + chunk]) for k in range(0, eps.size, chunk)]
         return tuple(np.concatenate([p[c] for p in parts]) for c in range(4))
 
+    def _best(self, reps: np.ndarray, data: tuple, cand: np.ndarray, e: float, known: dict | None = None):
+        """``(vu, rep, vv, rep)`` at one finite eps over the classes ``cand`` (ascending): the largest computed
+        value of each direction and the first class attaining it (``known``: values already computed)."""
+        order = [int(c) for c in cand]
+        vals = dict(known or {})
+        todo = [c for c in order if c not in vals]
+        if len(todo) > _FEW_CLASSES:
+            vu, vv = data.values(np.array([e]), self._llr_err, self._m, rows=todo)
+            vu, vv = vu[:, 0].tolist(), vv[:, 0].tolist()
+        elif todo:
+            vu, vv = data.values_few(todo, e, self._llr_err, self._m)
+        else:
+            vu = vv = []
+        vals.update(zip(todo, zip(vu, vv)))
+        cu = max(order, key=lambda c: vals[c][0])  # (max: the first of equal maxima, as argmax)
+        cv = max(order, key=lambda c: vals[c][1])
+        return vals[cu][0], int(reps[cu]), vals[cv][1], int(reps[cv])
+
     def _classes_pruned(self, eps: np.ndarray, reps: np.ndarray, data: tuple) -> tuple[np.ndarray, ...]:
         """:meth:`_query` on the stored class data for a few eps: per class, the computed values on the pruning
         grid (kept) bound every later value by their chord (:func:`~._exact_stream.chord_upper`, no pure level
-        used), and the largest grid value at the next grid point, less the margin, bounds the largest value from
-        below; only the classes whose bound reaches it are evaluated. A class left out has every value below one
-        computed, so the maxima and their first attaining pairs are those of the full evaluation (values per
-        class are computed row by row, whatever the subset).
+        used); the class with the largest bound is evaluated first, and only the classes whose bound reaches
+        its value (and the first class, which a full evaluation returns when every value is 0) are evaluated
+        after it. A class left out has every value below one computed, so the maxima and their first attaining
+        pairs are those of the full evaluation (values per class are computed row by row, whatever the subset).
         """
         summ = self._state.get("class_grid")
+        G = self._grid.size
         if summ is None:
-            gu, gv = st._values(data, self._grid, self._llr_err, self._m)
-            summ = np.maximum(gu, gv)
+            if self._unit == 1:  # the first pass kept every pair's values on the grid: the classes' rows
+                summ = np.array(self._state["summary"][reps, :G])
+            else:
+                gu, gv = data.values(self._grid, self._llr_err, self._m)
+                summ = np.maximum(gu, gv)
             summ.setflags(write=False)
             self._state["class_grid"] = summ
         no_pure = np.full(reps.size, math.inf)
         step = float(self._grid[1] - self._grid[0])
-        out = [np.empty(eps.size), np.zeros(eps.size, dtype=np.int64), np.empty(eps.size),
-               np.zeros(eps.size, dtype=np.int64)]
-        for k, e in enumerate(eps):
-            ev = np.array([e])
+        out = []
+        for e in eps.tolist():
             if math.isinf(e):
-                cand = np.arange(reps.size)
-            else:
-                margin = st.value_margin(float(e), self._llr_err, self._m, step)
-                ub = st.chord_upper(self._grid, summ, no_pure, float(e), margin)
-                # a lower bound of the largest computed value at e without computing one: the exact maximum is
-                # non-increasing, so at e it is at least the exact maximum at the next grid point, itself at
-                # least the computed one there minus the margin; every computed value is at least the exact one
-                nxt = int(np.searchsorted(self._grid, e, side="left"))
-                lb = float(summ[:, nxt].max()) - 2.0 * margin if nxt < self._grid.size else 0.0
-                cand = np.flatnonzero(ub >= lb) if lb > 0 else np.flatnonzero(ub > 0)
-                if cand.size == 0:
-                    cand = np.array([int(np.argmax(ub))])
-            vu, vv = st._values(tuple(x[cand] for x in data), ev, self._llr_err, self._m)
-            ru, rv = int(np.argmax(vu[:, 0])), int(np.argmax(vv[:, 0]))
-            out[0][k], out[1][k], out[2][k], out[3][k] = vu[ru, 0], reps[cand[ru]], vv[rv, 0], reps[cand[rv]]
-        return tuple(out)
+                vu, vv = data.values(np.array([e]), self._llr_err, self._m)
+                ru, rv = int(np.argmax(vu[:, 0])), int(np.argmax(vv[:, 0]))
+                out.append((vu[ru, 0], int(reps[ru]), vv[rv, 0], int(reps[rv])))
+                continue
+            margin = st.value_margin(e, self._llr_err, self._m, step)
+            ub = st.chord_upper(self._grid, summ, no_pure, e, margin)
+            c0 = int(np.argmax(ub))
+            fu, fv = data.values_few([c0], e, self._llr_err, self._m)
+            v0 = max(fu[0], fv[0])
+            if v0 > 0:
+                cand = np.flatnonzero(ub >= v0).tolist()  # (c0 among them: its bound is at least its value)
+            else:  # every value may be 0: the first class too (a full evaluation's argmax of all-equal values)
+                cand = sorted({0, c0, *np.flatnonzero(ub > 0).tolist()})
+            out.append(self._best(reps, data, cand, e, {c0: (fu[0], fv[0])}))
+        return tuple(np.array(col) for col in zip(*out))
 
     def _first_pass(self, eps: np.ndarray) -> tuple[np.ndarray, ...]:
         G = self._grid.size
@@ -170,6 +193,7 @@ class ExactProfile(PrivacyProfile):
         best = _Best(allq.size)
         unit_parts = []
         classes: dict | None = {}
+        parts: list = []  # each block's class data
         count = 0
         live = [True]  # classes still possible: later blocks skip them once abandoned (values never depend on it)
         for part in self._map(st._kernel, self._tasks_range(allq, G + 1, live=live), self._space.count,
@@ -179,18 +203,29 @@ class ExactProfile(PrivacyProfile):
             if classes is not None and part[5] is None:
                 classes = live[0] = None
             elif classes is not None:
-                for key, idx, raw in part[5]:
+                keys, firsts, data = part[5]
+                q, new = len(parts), []  # this block's part (if it keeps a row) and its rows that start a class
+                for r, (key, idx) in enumerate(zip(keys, firsts.tolist())):
                     known = classes.setdefault(key, [])
-                    if not any(raw == raw0 for _, raw0 in known):  # bit-identical: the same class
-                        known.append((idx, raw))
+                    # bit-identical data: the same class (compared only when two keys collide)
+                    if not any(st.same_rows(data, r, parts[p] if p < q else data, r0) for _, p, r0 in known):
+                        known.append((idx, q, r))
+                        new.append(r)
                         count += 1
+                if new and len(new) < data[0].shape[0]:  # only the rows of new classes are kept
+                    data = tuple(x[new] for x in data)
+                    at = {r: j for j, r in enumerate(new)}
+                    for key in set(keys):
+                        classes[key] = [(i, p, at[r] if p == q else r) for i, p, r in classes[key]]
+                if new:
+                    parts.append(data)
                 if count > self._class_cap():
                     classes = live[0] = None
+                    parts = []
         if classes is not None:  # representatives in pair order: the first of each class
             found = sorted((item for group in classes.values() for item in group), key=lambda t: t[0])
-            reps = np.array([idx for idx, _ in found], dtype=np.int64)
-            stacked = st._unpack_classes([raw for _, raw in found], self._m)
-            self._state["classes"] = (reps, stacked)
+            reps = np.array([idx for idx, _, _ in found], dtype=np.int64)
+            self._state["classes"] = (reps, _gather_classes(parts, found, self._m))
         summary = np.concatenate(unit_parts, axis=0)
         summary.setflags(write=False)
         self._state["summary"] = summary
@@ -243,6 +278,16 @@ class ExactProfile(PrivacyProfile):
         if rho == 0.0:
             return self._eval_stored(eps)
         shift = math.log1p(2.0 * rho / (1.0 - rho))
+        if eps.size == 1:  # (one eps: the operations below on floats, numpy's expm1 on one entry)
+            x = float(eps.ravel()[0])
+            low = x - shift
+            v = float(self._eval_stored(np.array([max(low, 0.0)]))[0])
+            if low < 0.0:
+                v = v + float(-np.expm1(np.array([low]))[0]) * (1.0 + rho)
+            w = v / (1.0 - rho)
+            if w != 0.0 and math.isfinite(w):
+                w = math.nextafter(w + abs(w) * (6 * UNIT_ROUNDOFF), math.inf)
+            return np.full(eps.shape, min(w, 1.0))
         shifted = eps - shift
         neg = shifted < 0.0
         out = self._eval_stored(np.where(neg, 0.0, shifted))
@@ -250,9 +295,15 @@ class ExactProfile(PrivacyProfile):
         return round_up_array(out / (1.0 - rho), 4, upper=1.0)
 
     def _eval_stored(self, eps: np.ndarray) -> np.ndarray:
+        # the subtraction in X and the band addition each add one relative rounding
+        if eps.size == 1:  # (one eps: as below without the unique pass, round_up_array's operations on a float)
+            bu, _, bv, _ = self._query(eps.ravel())
+            v = max(float(bu[0]), float(bv[0]))
+            if v != 0.0 and math.isfinite(v):
+                v = min(math.nextafter(v + abs(v) * (8 * UNIT_ROUNDOFF), math.inf), 1.0)
+            return np.full(eps.shape, min(v, 1.0))
         uniq, back = np.unique(eps, return_inverse=True)
         bu, _, bv, _ = self._query(uniq)
-        # the subtraction in X and the band addition each add one relative rounding
         return round_up_array(np.maximum(bu, bv), 6, upper=1.0)[back.ravel()]
 
     def witness(self, epsilon: float) -> tuple:
@@ -299,6 +350,19 @@ class ExactProfile(PrivacyProfile):
             hs.append(s)
             hb.append(b)
         return DominatingPair.from_roc(np.concatenate(hs), np.concatenate(hb), name=self.name, exact=True)
+
+
+def _gather_classes(parts: list, found: list, m: int) -> st.ClassData:
+    """The sorted data of the class representatives ``found`` (``(pair, part, row)`` in pair order) from the
+    blocks' class data ``parts`` (each holds the rows of the classes its block started: kept as it is)."""
+    pieces = []
+    for q, data in enumerate(parts):
+        rows = [r for _, p, r in found if p == q]
+        if rows:
+            pieces.append(data if len(rows) == data[0].shape[0] else tuple(x[rows] for x in data))
+    if not pieces:
+        pieces = [(np.zeros((0, m)),) + tuple(np.zeros((0, m + 1)) for _ in range(4))]
+    return st.ClassData(pieces)
 
 
 class _Best:

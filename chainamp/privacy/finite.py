@@ -46,8 +46,12 @@ def privacy_profile(M: Any, neighbors: Any = None, *, name: str | None = None, p
     rounding) plus the largest amount a computed value can exceed the exact one (``value_margin``), and
     it is 0 past the unit's pure level. A skipped unit's values are therefore below the maximum: the
     result and the witness are those of the full scan. Pairs whose sorted data are bit-identical (k-RR:
-    all of them) form a class; when the classes' data fit in 32 MiB, later queries evaluate one
-    representative per class (the first pair of the class, so witnesses are unchanged) instead.
+    all of them) form a class; when the classes' data fit in 32 MiB (every pair of a 40 x 500 mechanism
+    does), they are kept (the blocks' own sorted arrays) and later queries evaluate one representative per
+    class (the first pair of the class, so witnesses are unchanged) instead. A query of one eps then
+    evaluates the class whose chord bound is largest, and only the classes whose bound reaches its value (on
+    a 40 x 500 product about one class in 780), with the same operations element by element as the array
+    kernel: scalar queries give the array query's values, bit for bit, at about its cost per eps.
 
     Rounding (all toward larger delta): computed log-ratios are within
     ``llr_err = 32 u max|log M(y)|`` of the exact ones (``u = 2^-53``; this allows 4-ulp

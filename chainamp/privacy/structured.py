@@ -48,8 +48,11 @@ class StructuredProfile(PrivacyProfile):
         if rel and 0.0 < pure < math.inf:
             pure = math.nextafter((pure + shift) * (1.0 + 4 * UNIT_ROUNDOFF), math.inf)
 
+        def value_at(o: np.ndarray) -> np.ndarray:  # (one eps: the inner profile's scalar query and memo)
+            return np.array([inner.delta(float(o[0]))]) if o.size == 1 else np.asarray(inner.delta(o), dtype=float)
+
         def evaluate(eps: np.ndarray) -> np.ndarray:
-            return widen_hockey(lambda o: np.asarray(inner.delta(o), dtype=float), np.asarray(eps, dtype=float), rel)
+            return widen_hockey(value_at, np.asarray(eps, dtype=float), rel)
 
         pair = (lambda: inner.dominating_pair().widened(rel)) if inner.exact else None  # (exact pair, widened)
         super().__init__(evaluate, name=name, source="exact: max over neighbouring pairs of the hockey-stick "

@@ -212,3 +212,41 @@ def test_tables_align_numbers_right_and_text_left():
     assert '<th>source</th><th class="num">eps</th>' in html
     lines = text_table(["source", "eps", "delta", "note"], rows).splitlines()
     assert lines[2].startswith("tight    0.5    \u2248 0  no better") and lines[3] == "ldp     1.25      -"
+
+
+def test_lines_mode_fast_bars_start_no_thread():
+    """A bar closed before its first interval never starts a heartbeat thread (one shared watcher schedules
+    them), so the many short computations of a run cost no thread each."""
+    import threading
+
+    with progress_mode("lines"):
+        with progress_bar(3, "pairs", stream=io.StringIO()) as bar:
+            bar.update(3)
+    assert bar._beat is None
+    before = threading.active_count()
+    for _ in range(50):
+        with progress_mode("lines"):
+            with progress_bar(3, "pairs", stream=io.StringIO()) as bar:
+                bar.update(3)
+    assert threading.active_count() <= before + 1  # at most the watcher itself
+    assert id(bar) not in P._DUE  # a closed bar is no longer scheduled
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_lines_mode_heartbeat_in_a_forked_child(fast):
+    """A child forked after the parent's watcher started gets its own (the parent's thread is not inherited)."""
+    import os
+
+    with progress_mode("lines"):
+        with progress_bar(2, "parent", stream=io.StringIO()) as bar:
+            bar.update(2)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        buf = io.StringIO()
+        with progress_mode("lines"):
+            with progress_bar(2, "child", stream=buf) as bar:
+                time.sleep(0.3)
+                bar.update(2)
+        os._exit(0 if buf.getvalue().count("child: 0/2") >= 2 else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0

@@ -338,3 +338,53 @@ def test_compose_refuses_rows_of_two_numbers_that_read_two_ways():
     assert 0.8 <= matrix.delta(0.0) <= 0.8 + 1e-6  # the explicit matrix spelling: TV distance of the rows
     points = compose([[DP(0.9, 0.1), DP(0.1, 0.9)]], progress=False)
     assert points.delta(0.0) < 0.5  # the explicit points spelling is another mechanism altogether
+
+
+def _directions_delta(p, q, eps):
+    return np.array([max(np.maximum(p - math.exp(e) * q, 0).sum(), np.maximum(q - math.exp(e) * p, 0).sum())
+                     for e in eps])
+
+
+def test_pair_to_pld_merges_a_pair_symmetric_up_to_rounding():
+    """The dominating pair of a symmetric pipeline's report is a mirror image up to rounding: its near-zero
+    losses put tiny grid masses (1e-11) that differ relatively by far more than 1e-9 but by less than 1e-9 in
+    total. It becomes one symmetric PLD (half the composition work), which dominates both directions, alone and
+    composed ten times (the brute-force product of the pair)."""
+    from chainamp.accounting import pld as pld_mod
+    from chainamp.mechanisms import randomized_response
+
+    rep = amplify(randomized_response(4, 1.0), randomized_response(4, 0.5))
+    pair = [s for s in rep.sources if s.name == "exact"][0].dominating_pair()
+    p, q = np.asarray(pair.p), np.asarray(pair.q)
+    rem, inf_r, _, _ = pld_mod._grid_split(p, q, 1e-3)
+    add, inf_a, _, _ = pld_mod._grid_split(q, p, 1e-3)
+    assert rem.keys() == add.keys() and not all(math.isclose(rem[k], add[k], rel_tol=1e-9) for k in rem)
+    assert sum(abs(rem[k] - add[k]) for k in rem) <= pld_mod._SAME_MASS_L1
+    pld = pair_to_pld(p, q, value_discretization_interval=1e-3)
+    assert pld._symmetric
+    eps = np.linspace(0.0, 1.0, 21)
+    assert np.all(np.array([pld.get_delta_for_epsilon(float(e)) for e in eps]) >= _directions_delta(p, q, eps))
+    prof = compose([DominatingPair(p, q)], counts=[4])
+    assert np.all(prof.delta(eps) >= brute_delta([np.vstack([p, q])] * 4, eps) - BRUTE_ATOL)
+
+
+def test_pair_to_pld_keeps_both_directions_beyond_the_tolerance():
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3 + 2e-9, 0.5 - 2e-9])  # 4e-9 off its mirror image
+    assert not pair_to_pld(p, q)._symmetric
+    assert pair_to_pld(p, np.array([0.2, 0.3, 0.5]))._symmetric
+
+
+@pytest.mark.parametrize("times", [2, 10, 300], ids=["T2", "T10", "T300"])
+def test_untruncated_size_bounds_the_truncated_one(times):
+    """compose checks the memory of a self-composition against its untruncated size first (no Chernoff
+    bounds): that size is never below dp-accounting's truncated one, so the cheap check only passes when the
+    exact one would."""
+    from chainamp.accounting.pld import self_compose_bytes
+
+    rng = np.random.default_rng(times)
+    for _ in range(5):
+        p, q = rng.dirichlet(np.full(6, 0.5)), rng.dirichlet(np.full(6, 0.5))
+        pld = pair_to_pld(p, q)
+        exact, pts = self_compose_bytes(pld, times, 1e-15)
+        cheap, top = self_compose_bytes(pld, times, 1e-15, truncated=False)
+        assert cheap >= exact and top >= pts

@@ -170,3 +170,36 @@ def test_hypothesis_structured_coefficients_are_sound(k, keep, order):
             assert ca.ldp_guarantee(K).epsilon >= abs(mp.log(mp.mpf(K.diagonal) / mp.mpf(K.off_diagonal)))
         else:
             assert ca.ultra_mixing(K).gamma == 1.0 and ca.ldp_guarantee(K).epsilon == math.inf
+
+
+@pytest.mark.parametrize("k", [2, 5, 12], ids=ids([2, 5, 12], "k{}"))
+@pytest.mark.parametrize("normalised", [False, True], ids=["stored", "normalised"])
+def test_one_eps_fast_path_equals_the_curve(k, normalised):
+    """A scalar LDP delta (one bisection step: no checks, no curve machinery) is exactly the curve's value at
+    that eps taken alone and with other eps (before the monotone envelope), edges included."""
+    from chainamp.mixing.structured import structured_curve
+
+    K = mechanisms.randomized_response(k, 1.3)
+    if normalised:  # rows off 1 by rounding: a widened curve with a nonzero relative error
+        K = SymmetricChannel(k, K.diagonal * (1 + 2.0**-50), K.off_diagonal)
+    g = ca.ldp_guarantee(K, normalised=normalised)
+    eps = np.array([0.0, 5e-324, 1e-12, 0.4, 1.3, math.nextafter(1.3, 2.0), 2.0, 745.0, math.inf])
+    many = structured_curve(K, eps, normalised)
+    for i, e in enumerate(eps.tolist()):
+        one = structured_curve(K, np.array([e]), normalised)[0]
+        assert one == many[i] and g.delta(e) == one == float(g.delta(np.array([e]))[0]), e
+
+
+@pytest.mark.parametrize("which", ["rr", "rr-normalisable", "kron-20-orbits", "kron-42-orbits"])
+def test_curve_at_one_eps_is_the_coefficient(which):
+    """``dobrushin_curve(K, [eps])`` (what the amplifier's searches read for a structured K) is exactly
+    ``dobrushin(K, eps).gamma``, for one orbit and for products with many orbits (candidate pruning)."""
+    from chainamp.operators import kron
+
+    rr = mechanisms.randomized_response
+    K = {"rr": lambda: rr(6, 0.8),
+         "rr-normalisable": lambda: SymmetricChannel(5, rr(5, 0.8).diagonal * (1 + 2.0**-50), rr(5, 0.8).off_diagonal),
+         "kron-20-orbits": lambda: kron(rr(3, 1.0), rr(2, 0.4), structured=True),
+         "kron-42-orbits": lambda: kron(rr(3, 1.0), rr(3, 1.0), rr(2, 2.0), structured=True)}[which]()
+    for e in [0.0, 1e-12, 0.3, 0.8, math.nextafter(0.8, 1.0), 1.4, 2.9, 50.0, 745.0, math.inf]:
+        assert float(ca.dobrushin_curve(K, [e])[0]) == ca.dobrushin(K, e).gamma, e

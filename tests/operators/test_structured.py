@@ -452,3 +452,19 @@ def test_widen_hockey_covers_adversarial_perturbations():
         bound = widen_hockey(lambda o: np.array([hockey(p, q, float(x)) * (1 + 1e-12) for x in np.atleast_1d(o)]),
                              eps, rel)
         assert bound >= hockey(p_true, q_true, eps)
+
+
+@pytest.mark.parametrize("rel", [1e-16, 2.0**-40, 1e-6, 0.3], ids=["1e-16", "2^-40", "1e-6", "0.3"])
+def test_widen_hockey_one_eps_equals_the_array_path(rel):
+    """One eps (the scalar path, floats) gives exactly the array path's entry: around the shift (eps - shift one
+    float either side of 0), at 0, at inf and on a grid; for a float and for a one-entry array."""
+    from chainamp.operators import hockey_shift, widen_hockey
+
+    curve = lambda o: np.where(np.isinf(o), 0.125, 0.6 * np.exp(-np.minimum(o, 700.0)) / 3.0)  # noqa: E731
+    s = hockey_shift(rel)
+    eps = np.array([0.0, 5e-324, s, math.nextafter(s, 0.0), math.nextafter(s, 1.0), s / 2, 0.5, 3.0, 745.0,
+                    math.inf])
+    many = widen_hockey(curve, eps, rel)
+    for i, e in enumerate(eps.tolist()):
+        assert widen_hockey(curve, e, rel) == many[i]
+        assert widen_hockey(curve, np.array([e]), rel).tolist() == [many[i]]
