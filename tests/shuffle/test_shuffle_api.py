@@ -225,10 +225,11 @@ def test_binary_rr_equals_high_precision_worst_case(n, eps0):
 
 def test_binary_rr_equals_high_precision_worst_case_1e6():
     n, eps0 = 10**6, 4.0
-    r = amplify_shuffled(SymmetricChannel.from_epsilon(2, eps0), n, delta=1e-6, progress=False)
+    r = amplify_shuffled(SymmetricChannel.from_epsilon(2, eps0), n, delta=1e-6, method="exact", progress=False)
     eps = r.epsilon
-    worst_below = max(_mp_delta(n, eps0, m, eps * (1 - 1e-6), sigmas=14) for m in range(3))
-    assert worst_below > 1e-6
+    # some concrete dataset already exceeds delta at eps (1 - 1e-6): the certificate is within 1e-6 of the truth
+    # (any() stops at the first such dataset: m = 0 here, so one mpmath evaluation)
+    assert any(_mp_delta(n, eps0, m, eps * (1 - 1e-6), sigmas=14) > 1e-6 for m in range(3))
 
 
 def test_a_product_of_steps_is_widened_by_its_rounding_and_a_passed_operator_is_not():
