@@ -459,4 +459,5 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     return ShuffleReport(randomizer=rz.description, users=n, method=best, delta=target, epsilon=table[best],
                          profile=res.profile, lower=res.lower, lower_dataset=res.lower_dataset,
                          local_epsilon=rz.local_epsilon, blanket_gamma=rz.blanket_gamma,
-                         blanket_omega=rz.blanket_omega, methods=table, notes=res.notes, exact=res.exact)
+                         blanket_omega=rz.blanket_omega, methods=table, notes=res.notes, exact=res.exact,
+                         invert=res.invert)
