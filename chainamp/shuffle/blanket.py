@@ -93,6 +93,7 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
     m = omc.size
     r0c, r1c, omc = (np.concatenate((a, np.zeros(3 - m))) for a in (r0c, r1c, omc))
     l = np.where(omc > 0, (r0c - e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)
+    lam = float(np.max(np.where(omc > 0, (r0c + e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)))  # >= every |l_c|
     if l[0] < l[1]:
         l[[0, 1]], omc[[0, 1]] = l[[1, 0]], omc[[1, 0]]
     lmax = float(max(0.0, l[omc > 0].max()))
@@ -121,9 +122,13 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
     N = Ns[owner]
     alpha = l[0] - l[1]
     beta = svals * (l[1] - l[2]) + N * l[2]
-    scale = 16 * _U * (np.abs(l).max() * N + 1.0)  # absolute error of every alpha h + beta evaluated
+    # each l_c is computed within 4 u lam, so alpha within 9 u lam and beta within 16 u lam N: a candidate
+    # alpha A + beta B (A = E[h_0; h_0 >= j], B = P(h_0 >= j)) is off by at most 16 u lam (A + N B), plus its own
+    # rounding; the margin scales with the tail it multiplies (a margin of 16 u lam N per term regardless of the
+    # tail was a floor near 1e-14 that grew with e^eps, so the profile rose with eps there)
+    lam = lam * (1.0 + 8 * _U)
     if alpha <= 0.0 or rho <= 0.0:
-        ex = np.maximum(beta + scale, 0.0)
+        ex = np.maximum(beta + 32 * _U * lam * N, 0.0)
     else:
         j = np.clip(np.floor(-beta / alpha) + 1.0, 0.0, svals + 1.0)
         sm1 = np.maximum(svals - 1.0, 0.0)
@@ -143,7 +148,8 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
         ex = np.zeros_like(svals)
         for a1, b_lo, b_hi in cands:
             val = alpha * a1 + np.where(beta < 0, beta * b_lo, beta * b_hi)
-            ex = np.maximum(ex, val * (1 + 8 * _U) + scale)
+            margin = 32 * _U * lam * (a1 + N * b_hi) + 8 * _U * (alpha * a1 + np.abs(beta) * b_hi)
+            ex = np.maximum(ex, val + margin)
     sums = np.bincount(owner, weights=sw * ex, minlength=bs.size) + tails * lmax * Ns
     terms = np.bincount(owner, minlength=bs.size)
     out = sums / Ns * (1.0 + (terms + 8) * 2 * _U)
@@ -304,13 +310,18 @@ def _pair_delta(task: tuple) -> np.ndarray:
 
 
 def _evaluate(setup: tuple, eps: np.ndarray, progress: Any, executor: Any = None) -> np.ndarray:
-    """The maximum over the distinct pairs of :func:`_pair_delta`, pairs mapped on ``executor`` when given."""
+    """The maximum over the distinct pairs of :func:`_pair_delta` (pairs mapped on ``executor`` when given), made
+    non-increasing in eps."""
     parts, sizes, masses, below, n = setup
     out = np.zeros(eps.size)
     tasks = ((p, sizes, masses, below, n, eps) for p in parts)
     for d in map_blocks(_pair_delta, tasks, executor=executor, total=len(parts), desc="blanket pairs", unit="pairs",
                         progress=progress):
         out = np.maximum(out, d)
+    # the exact delta does not increase with eps, so a value computed at a smaller eps also bounds it at a
+    # larger one: the running minimum keeps each curve non-increasing (rounding floors can rise with eps)
+    order = np.argsort(eps, kind="stable")
+    out[order] = np.minimum.accumulate(out[order])
     return out
 
 

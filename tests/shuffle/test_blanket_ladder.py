@@ -157,3 +157,24 @@ def test_executor_gives_the_same_result():
         e_par = blanket_epsilon(R, 10**4, 1e-6, executor=ex)
     assert np.array_equal(plain, par)
     assert e_par == e_plain
+
+
+@pytest.mark.parametrize("k,eps0,n", [(4, 2.0, 1000), (10, 3.0, 10**4), (2, 2.0, 1000)], ids=["k4", "k10", "k2"])
+def test_krr_profile_does_not_rise_near_eps0(k, eps0, n):
+    """Review finding: the closed form's rounding margin (16 u max|l| N per term, whatever the tail it multiplied)
+    was a floor near 1e-14 growing with e^eps, so the certified k-RR profile rose with eps up to eps0. Each eps
+    evaluated on its own (no running minimum across a call)."""
+    from chainamp.operators import SymmetricChannel
+    S = SymmetricChannel.from_epsilon(k, eps0)
+    grid = np.linspace(0.3 * eps0, eps0 * 0.999, 60)
+    d = np.array([blanket_delta(S, n, [x], progress=False)[0] for x in grid])
+    assert np.all(np.diff(d) <= 0.0)
+    assert d[-1] < 1e-20
+
+
+def test_profile_calls_are_non_increasing():
+    from chainamp.mechanisms import unary_encoding
+    M = np.asarray(unary_encoding(4, 1.0).matrix)
+    eps = np.linspace(0.0, 1.0, 101)[::-1]  # any order
+    d = blanket_delta(M, 300, eps, progress=False)
+    assert np.all(np.diff(d[::-1]) <= 0.0)
