@@ -326,21 +326,29 @@ def _evaluate(setup: tuple, eps: np.ndarray, progress: Any, executor: Any = None
 
 
 def _invert(setup: tuple, d: float, progress: Any, executor: Any = None, rtol: float = 1e-6) -> float:
-    """Certified eps at delta ``d``: the largest over pairs of each pair's own inversion, a pair skipped when its
-    delta at the running maximum is already at most ``d`` (its exact delta does not increase with eps, so the
-    final maximum is certified for it too)."""
-    parts, sizes, masses, below, n = setup
-    if len(parts) > 1 and executor is not None:  # each pair inverted on its own worker, the largest kept
-        jobs = [(_one_pair(setup, p), d, rtol) for p in parts]
-        return max(map_blocks(_invert_task, jobs, executor=executor, total=len(jobs), desc="blanket pairs",
-                              unit="pairs", progress=progress))
-    best = 0.0
+    """Certified eps at delta ``d``: the largest of some pairs' own inversions (the first pair's, then in rounds).
+    Each round evaluates every
+    pair still in question at the running maximum ``best`` (mapped on ``executor``), drops those with delta at most
+    ``d`` there (their exact delta does not increase with eps, and ``best`` only grows, so ``best`` stays certified
+    for them) and inverts the one with the largest delta. The rounds do not depend on the executor: the result is
+    the same with and without one."""
+    parts = setup[0]
     with progress_bar(len(parts), "blanket pairs", unit="pairs", progress=progress) as bar:
-        for p in parts:
-            one = _one_pair(setup, p)
-            if best == 0.0 or float(_pair_delta(one[:-1] + (np.array([best]),))[0]) > d:
-                best = max(best, _invert_task((one, d, rtol)))
+        best, rest = _invert_task((_one_pair(setup, parts[0]), d, rtol)), list(range(1, len(parts)))
+        bar.update(1)
+        while rest:
+            at = np.array([best])
+            tasks = (_one_pair(setup, parts[i])[:-1] + (at,) for i in rest)
+            ds = [float(v[0]) for v in map_blocks(_pair_delta, tasks, executor=executor, total=len(rest),
+                                                  progress=False)]
+            over = [(v, i) for v, i in zip(ds, rest) if v > d]
+            bar.update(len(rest) - len(over))
+            if not over:
+                break
+            worst = max(over)[1]
+            best = max(best, _invert_task((_one_pair(setup, parts[worst]), d, rtol)))
             bar.update(1)
+            rest = [i for _, i in over if i != worst]
     return best
 
 

@@ -178,3 +178,16 @@ def test_profile_calls_are_non_increasing():
     eps = np.linspace(0.0, 1.0, 101)[::-1]  # any order
     d = blanket_delta(M, 300, eps, progress=False)
     assert np.all(np.diff(d[::-1]) <= 0.0)
+
+
+def test_amplify_shuffled_executor_is_identical():
+    """amplify_shuffled's executor: the blanket method maps its distinct pairs on it; every number is the same."""
+    import chainamp as ca
+    R = np.random.default_rng(11).dirichlet(np.ones(5), size=4)
+    plain = ca.amplify_shuffled(R, 5000, method="blanket", progress=False)
+    with ThreadPoolExecutor(2) as ex:
+        par = ca.amplify_shuffled(R, 5000, method="blanket", progress=False, executor=ex)
+        assert par.epsilon == plain.epsilon
+        assert par.epsilon_at(1e-8) == plain.epsilon_at(1e-8)
+        grid = np.linspace(0.0, 1.0, 7)
+        assert np.array_equal(par.profile.delta(grid), plain.profile.delta(grid))
