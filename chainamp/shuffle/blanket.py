@@ -69,14 +69,17 @@ def _dense(R: Any) -> np.ndarray:
 
 
 def _classes(r0: np.ndarray, r1: np.ndarray, om: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Merge outputs of omega's support on which (r0, r1) / omega agree (exactly, as floats)."""
-    keys: dict = {}
-    for y in np.flatnonzero(om > 0):
-        key = (r0[y] / om[y], r1[y] / om[y])
-        keys.setdefault(key, []).append(y)
-    groups = list(keys.values())
-    return (np.array([r0[g].sum() for g in groups]), np.array([r1[g].sum() for g in groups]),
-            np.array([om[g].sum() for g in groups]))
+    """Merge outputs of omega's support on which (r0, r1) / omega agree (exactly, as floats), in order of first
+    appearance (vectorised: thousands of outputs per pair)."""
+    sup = np.flatnonzero(om > 0)
+    if sup.size == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    keys = np.stack((r0[sup] / om[sup], r1[sup] / om[sup]), axis=1)
+    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    cls = rank[inv.ravel()]
+    return tuple(np.bincount(cls, weights=v[sup], minlength=first.size) for v in (r0, r1, om))
 
 
 def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
@@ -178,8 +181,10 @@ def _pair_part(R: Any, om, M, a: int, b: int) -> tuple:
         keep = cls[2] > 0
         return "fast", tuple(c[keep] for c in cls), np.zeros(0), np.zeros(0)
     r0, r1 = M[a], M[b]
-    cls = _classes(r0, r1, om) if om.any() else (np.zeros(0), np.zeros(0), np.zeros(0))
-    if cls[2].size <= 3:
+    sup = om > 0
+    many = np.unique(r0[sup] / om[sup]).size > 3  # then more than three classes (a cheap test first)
+    cls = (np.zeros(0),) * 3 if many else _classes(r0, r1, om)
+    if not many and cls[2].size <= 3:
         outside = om <= 0
         return "fast", cls, r0[outside], r1[outside]
     mu = M.min(axis=0)
