@@ -31,9 +31,9 @@ convolutions of at most 512 points each, an upper bound in the increasing convex
 
 Rounding: the closed form trusts scipy's binomial pmf and survival function to a relative
 ``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta; the ladder's atoms are pushed up by their
-rounding error (``3 u (R(x0, y) + e^eps R(x1, y)) / mu_y``), the zero atom's mass by ``2^-52``, and the ladder
+rounding error (``4 u (R(x0, y) + e^eps R(x1, y)) / mu_y``), the zero atom's mass by ``2^-52``, and the ladder
 bounds its own rounding (:mod:`._ladder`); block masses are sums of pmfs pushed up; the total is rounded up.
-Below about 1e-14 (closed form) or 1e-21 (ladder) the values are this floor, not the divergence.
+Below about 1e-18 the values are this floor (window tails and guards), not the divergence.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def blanket_delta(R: Any, users: int, epsilons: Any, *, neighbors: Any = None, m
     (:mod:`._ladder`, any number of outputs and users). ``max_histograms`` is kept for compatibility and
     no longer used (histograms are not enumerated). Pairs equal up to a relabelling of outputs are evaluated
     once; ``executor`` (a :class:`concurrent.futures.Executor`) evaluates distinct pairs in parallel, with the
-    same result. Values below about ``1e-14`` are the floating-point floor, not the divergence.
+    same result. Values below about ``1e-18`` are the floating-point floor, not the divergence.
 
     Examples
     --------
@@ -308,7 +308,7 @@ def _pair_delta(task: tuple) -> np.ndarray:
                 terms += sizes.size
         else:
             r0, r1, mu, zero = part[1:5]
-            up = (r0 - e * r1) / mu + 3 * _U * (r0 + e * r1) / mu  # each atom pushed above its rounding error
+            up = (r0 - e * r1) / mu + 4 * _U * (r0 + e * r1) / mu  # atoms above their rounding (3 u + O(u^2))
             total = sum_positive_part(up, mu, zero, n)
         out[i] = round_up(total + rev, terms + rev0.size, upper=1.0)
     return out
