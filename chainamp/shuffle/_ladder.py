@@ -135,6 +135,11 @@ def sum_positive_part(values: np.ndarray, probs: np.ndarray, zero: float, n: int
     ``probs[i]`` and 0 with probability ``zero``. ``values`` must be upper bounds of the exact values and
     ``probs``, ``zero`` upper bounds of the exact probabilities (module docstring).
 
+    When the atoms spread over far more than U's standard deviation sigma (rare outputs of extreme ratio), one
+    lattice over all of them is coarse; the smaller of two bounds is returned then, the second on the window
+    ``mean +- 32 sigma``: atoms above it are split off (``(a + b)_+ <= a_+ + b_+``, and the split part is
+    non-negative, so it adds its mean ``sum p_i v_i`` exactly), atoms below it are raised to its lower end.
+
     >>> v = sum_positive_part(np.array([1.0, -1.0]), np.array([0.5, 0.5]), 0.0, 2)  # E[(+-1 +-1)_+] / 2 = 0.25
     >>> 0.25 <= v < 0.2501
     True
@@ -145,6 +150,25 @@ def sum_positive_part(values: np.ndarray, probs: np.ndarray, zero: float, n: int
     values, probs = values[keep], probs[keep]
     if values.size == 0 or float(values.max()) <= 0.0:
         return 0.0  # the sum is never positive
+    best = _ladder_sum(values, probs, zero, n, cap)
+    mean = float(np.dot(probs, values))
+    sd = math.sqrt(max(float(np.dot(probs, values * values)) - mean * mean, 0.0))
+    span = float(values.max()) - min(float(values.min()), 0.0)
+    if sd > 0.0 and span > 128.0 * sd:
+        lo_w, hi_w = mean - 32.0 * sd, mean + 32.0 * sd
+        far = values > hi_w
+        k = int(far.sum())
+        split = math.fsum((probs[far] * values[far]).tolist()) * (1.0 + (k + 4) * _U)  # all terms positive
+        zero_in = (zero + math.fsum(probs[far].tolist())) * (1.0 + 4 * _U)
+        alt = _ladder_sum(np.maximum(values[~far], lo_w), probs[~far], zero_in, n, cap) + split
+        best = min(best, math.nextafter(alt, math.inf))
+    return best
+
+
+def _ladder_sum(values: np.ndarray, probs: np.ndarray, zero: float, n: int, cap: int) -> float:
+    """:func:`sum_positive_part` on one lattice over every atom (``probs > 0``)."""
+    if values.size == 0 or float(values.max()) <= 0.0:
+        return 0.0
     vmax = float(values.max())
     vmin = min(float(values.min()), 0.0)
     h_exp = math.ceil(math.log2((vmax - vmin) / (cap - 4)))

@@ -172,25 +172,34 @@ def _blanket_parts(R: Any) -> tuple[float, np.ndarray | None, Any]:
 
 
 def _pair_part(R: Any, om, M, a: int, b: int) -> tuple:
-    """One ordered pair as its evaluation needs it: ``("fast", classes, reveal0, reveal1)`` for at most three
-    blanket classes, else ``("ladder", r0, r1, mu, zero, reveal0, reveal1)`` on the support of the column
-    minima ``mu`` (``zero``: an upper bound of ``1 - sum(mu)``)."""
+    """One ordered pair as its evaluation needs it: ``(kind, classes, ladder, reveal0, reveal1)``. ``kind`` is
+    ``"fast"`` for at most three blanket classes (``classes``: their ``(r0, r1, omega)``), else ``"ladder"``;
+    ``ladder`` is ``(r0, r1, mu, probs, zero)`` on the support of the column minima ``mu`` (atom values
+    ``(r0 - e r1) / mu`` with probabilities ``probs``, ``zero`` an upper bound of ``1 - sum(probs)``), or None
+    when the closed form's reveal outputs are not exactly those outside ``mu``'s support."""
     if M is None:  # k-RR: omega uniform; classes x0, x1 and the other k - 2 values
         k, d, o = R.shape[0], R.diagonal, R.off_diagonal
         cls = (np.array([d, o, (k - 2) * o]), np.array([o, d, (k - 2) * o]), np.array([1 / k, 1 / k, (k - 2) / k]))
         keep = cls[2] > 0
-        return "fast", tuple(c[keep] for c in cls), np.zeros(0), np.zeros(0)
+        m = min(d, o)  # every column's minimum
+        lad = None
+        if m > 0:
+            others = math.nextafter((k - 2) * m, math.inf)  # the k - 2 other outputs: one atom, its mass rounded up
+            lad = tuple(v[keep] for v in (np.array([d, o, o]), np.array([o, d, o]), np.full(3, m),
+                                          np.array([m, m, others])))
+            lad += (max(0.0, 1.0 - k * m) + 2.0**-52,)
+        return "fast", tuple(c[keep] for c in cls), lad, np.zeros(0), np.zeros(0)
     r0, r1 = M[a], M[b]
+    mu = M.min(axis=0)
+    inside = mu > 0
+    lad = (r0[inside], r1[inside], mu[inside], mu[inside], max(0.0, 1.0 - math.fsum(mu[inside].tolist())) + 2.0**-52)
     sup = om > 0
     many = np.unique(r0[sup] / om[sup]).size > 3  # then more than three classes (a cheap test first)
     cls = (np.zeros(0),) * 3 if many else _classes(r0, r1, om)
     if not many and cls[2].size <= 3:
         outside = om <= 0
-        return "fast", cls, r0[outside], r1[outside]
-    mu = M.min(axis=0)
-    inside = mu > 0
-    zero = max(0.0, 1.0 - math.fsum(mu[inside].tolist())) + 2.0**-52
-    return "ladder", r0[inside], r1[inside], mu[inside], zero, r0[~inside], r1[~inside]
+        return "fast", cls, lad if np.array_equal(sup, inside) else None, r0[outside], r1[outside]
+    return "ladder", None, lad, r0[~inside], r1[~inside]
 
 
 def _rows_key(*cols: np.ndarray) -> bytes:
@@ -205,10 +214,9 @@ def _dedupe(parts: list) -> list:
     """The distinct pairs (equal up to a relabelling of outputs, exactly as floats): their deltas are equal."""
     seen, out = set(), []
     for part in parts:
-        if part[0] == "fast":
-            key = ("fast", _rows_key(*part[1]), _rows_key(part[2], part[3]))
-        else:
-            key = ("ladder", _rows_key(*part[1:4]), part[4], _rows_key(part[5], part[6]))
+        lad = part[2]
+        key = (part[0], _rows_key(*part[1]) if part[1] is not None else b"",
+               (_rows_key(*lad[:4]), lad[4]) if lad is not None else None, _rows_key(part[3], part[4]))
         if key not in seen:
             seen.add(key)
             out.append(part)
@@ -263,7 +271,7 @@ def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: A
     parts = _dedupe([_pair_part(R, om, M, a, b) for a, b in pairs])
     fast = [p[1] for p in parts if p[0] == "fast"]
     if not fast or g <= 0.0 or N == 0:
-        sizes, masses, below = np.array([0]), np.array([1.0]), 0.0
+        sizes, masses, below, blocked = np.array([0]), np.array([1.0]), 0.0, False
     else:
         m_cls = max(c[2].size for c in fast)
         mean, sd = N * g, math.sqrt(N * g * (1 - g))
@@ -271,6 +279,7 @@ def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: A
         hi = min(N, int(mean + 9 * sd + 81) + 1)
         per = 1.0 if (m_cls < 3) else 20.0 * math.sqrt(max(mean, 1.0) * 2.0 / max(k, 2)) + 90.0
         points = max(2, min(hi - lo + 1, int(terms // per)))
+        blocked = points < hi - lo + 1
         sizes = np.unique(np.linspace(lo, hi, points).astype(int)) if points < hi - lo + 1 else np.arange(lo, hi + 1)
         # mass of each block [sizes_i, sizes_{i+1}) as a sum of pmfs (no cdf differences: their absolute
         # error would swamp small blocks), the last block also holding the tail above the window
@@ -281,7 +290,7 @@ def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: A
         masses = np.bincount(idx, weights=pm, minlength=sizes.size) * (1 + (hi - lo + 4) * _U)
         masses[-1] += (float(st.binom.sf(hi, N, g)) if hi < N else 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 1e-300
         below = (float(st.binom.cdf(lo - 1, N, g)) if lo > 0 else 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 1e-300
-    return parts, sizes, masses, below, n
+    return parts, sizes, masses, below, n, blocked
 
 
 def _lower_e(x: float) -> float:
@@ -289,9 +298,17 @@ def _lower_e(x: float) -> float:
     return math.exp(min(x, 700.0)) * (1 - 4 * _U) if math.isfinite(x) else math.inf
 
 
+def _ladder_total(lad: tuple, e: float, n: int) -> float:
+    """``E[(U_1 + ... + U_n)_+] / n`` of a pair's ladder data at ``e`` (a lower bound of ``e^eps``), an upper bound."""
+    r0, r1, mu, probs, zero = lad
+    up = (r0 - e * r1) / mu + 4 * _U * (r0 + e * r1) / mu  # atoms above their rounding (3 u + O(u^2))
+    return sum_positive_part(up, probs, zero, n)
+
+
 def _pair_delta(task: tuple) -> np.ndarray:
-    """Certified delta of one pair at every eps of ``task = (part, sizes, masses, below, n, eps)`` (picklable)."""
-    part, sizes, masses, below, n, eps = task
+    """Certified delta of one pair at every eps of ``task = (part, sizes, masses, below, n, blocked, eps)``
+    (picklable)."""
+    part, sizes, masses, below, n, blocked, eps = task
     kind, rev0, rev1 = part[0], part[-2], part[-1]
     out = np.zeros(eps.size)
     for i, x in enumerate(eps.tolist()):
@@ -303,13 +320,13 @@ def _pair_delta(task: tuple) -> np.ndarray:
         total, terms = 0.0, 8
         if kind == "fast":
             r0c, r1c, omc = part[1]
-            if omc.size:
+            if blocked and part[2] is not None:  # the closed form would sum blanket sizes in blocks: the ladder
+                total = _ladder_total(part[2], e, n)
+            elif omc.size:
                 total = float(np.dot(masses, _three_classes_Db(r0c, r1c, omc, sizes, e))) + below
                 terms += sizes.size
         else:
-            r0, r1, mu, zero = part[1:5]
-            up = (r0 - e * r1) / mu + 4 * _U * (r0 + e * r1) / mu  # atoms above their rounding (3 u + O(u^2))
-            total = sum_positive_part(up, mu, zero, n)
+            total = _ladder_total(part[2], e, n)
         out[i] = round_up(total + rev, terms + rev0.size, upper=1.0)
     return out
 
@@ -317,9 +334,9 @@ def _pair_delta(task: tuple) -> np.ndarray:
 def _evaluate(setup: tuple, eps: np.ndarray, progress: Any, executor: Any = None) -> np.ndarray:
     """The maximum over the distinct pairs of :func:`_pair_delta` (pairs mapped on ``executor`` when given), made
     non-increasing in eps."""
-    parts, sizes, masses, below, n = setup
+    parts = setup[0]
     out = np.zeros(eps.size)
-    tasks = ((p, sizes, masses, below, n, eps) for p in parts)
+    tasks = ((p,) + setup[1:] + (eps,) for p in parts)
     for d in map_blocks(_pair_delta, tasks, executor=executor, total=len(parts), desc="blanket pairs", unit="pairs",
                         progress=progress):
         out = np.maximum(out, d)
@@ -358,8 +375,7 @@ def _invert(setup: tuple, d: float, progress: Any, executor: Any = None, rtol: f
 
 
 def _one_pair(setup: tuple, part: tuple) -> tuple:
-    parts, sizes, masses, below, n = setup
-    return (part, sizes, masses, below, n, None)
+    return (part,) + setup[1:] + (None,)
 
 
 def _invert_task(job: tuple) -> float:
