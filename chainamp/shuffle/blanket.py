@@ -23,10 +23,10 @@ with ``mu_y = min_x R(x, y) = g omega_y`` the column minima (any ``mu <= `` them
 Two evaluations: pairs with at most three blanket classes (outputs on which ``(R(x0, y), R(x1, y),
 omega_y)`` are proportional: binary and k-ary randomized response, :class:`~chainamp.operators.SymmetricChannel`
 at any k without densifying, any R with three outputs) in closed form per (blanket size, count of the two
-differing classes) (:func:`_three_classes_Db`), blanket sizes summed exactly in a window when that is cheap
-and otherwise in blocks valued at their smallest b (``D_b`` does not increase with b: one more blanket draw
-is a post-processing of both sides), the mass of B below the window added with ``D <= 1``; every other pair
-by the lattice ladder of :mod:`._ladder` on the n-user sum above (any number of outputs, ``O(log n)``
+differing classes) (:func:`_three_classes_Db`), blanket sizes summed exactly in a window when that fits
+``max_terms``, the mass of B below the window added with ``D <= 1`` (where the window does not fit, large n, these
+pairs go through the ladder too: it is tighter there than blocks of sizes valued at their smallest b, which
+``D_b``'s monotonicity in b allowed, and 100x faster); every other pair by the lattice ladder of :mod:`._ladder` on the n-user sum above (any number of outputs, ``O(log n)``
 convolutions of at most 512 points each, an upper bound in the increasing convex order).
 
 Rounding: the closed form trusts scipy's binomial pmf and survival function to a relative
@@ -232,8 +232,8 @@ def blanket_delta(R: Any, users: int, epsilons: Any, *, neighbors: Any = None, m
     :class:`~chainamp.operators.SymmetricChannel` (k-RR at any k, never densified). Pairs whose outputs
     fall into at most three blanket classes (binary and k-ary RR, any R with three outputs) are
     evaluated in closed form per blanket size, the sizes summed one by one within a window of B when
-    that fits ``max_terms`` closed-form terms per eps, otherwise in blocks valued at their smallest size
-    (an upper bound, since ``D_b`` does not increase with b); every other pair by the lattice ladder
+    that fits ``max_terms`` closed-form terms per eps, otherwise by the lattice ladder (blocks of sizes
+    valued at their smallest size when the ladder does not apply); every other pair by the lattice ladder
     (:mod:`._ladder`, any number of outputs and users). ``max_histograms`` is kept for compatibility and
     no longer used (histograms are not enumerated). Pairs equal up to a relabelling of outputs are evaluated
     once; ``executor`` (a :class:`concurrent.futures.Executor`) evaluates distinct pairs in parallel, with the
