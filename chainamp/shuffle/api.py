@@ -305,19 +305,20 @@ def _label_pairs(rz: Randomizer, neighbors: Any) -> list | None:
 
 
 def _blanket(rz: Randomizer, users: int, *, neighbors: Any = None, progress: bool | None = None,
-             **_: Any) -> ShuffleBound | None:
-    """The exact expectation behind the privacy blanket (:mod:`.blanket`), for any finite randomizer."""
+             executor: Any = None, **_: Any) -> ShuffleBound | None:
+    """The exact expectation behind the privacy blanket (:mod:`.blanket`), for any finite randomizer; distinct
+    pairs of values are evaluated on ``executor`` when given (same result)."""
     from .blanket import _evaluate, _setup, blanket_dominating_pair, blanket_epsilon
 
     if rz.kind == "dp":
         return None
     R, idx = _matrix(rz), _label_pairs(rz, neighbors)
     setup = _setup(R, users, idx, 2_000_000, 20_000)
-    return _curve_bound(lambda e: _evaluate(setup, np.atleast_1d(e), progress),
-                        lambda: blanket_dominating_pair(R, users, neighbors=idx), rz, users, _pure(rz.local_epsilon),
-                        name=f"shuffled reports, n={users} (privacy blanket)",
-                        invert=lambda d: min(blanket_epsilon(R, users, d, neighbors=idx, progress=progress),
-                                             _pure(rz.local_epsilon)),
+    return _curve_bound(lambda e: _evaluate(setup, np.atleast_1d(e), progress, executor),
+                        lambda: blanket_dominating_pair(R, users, neighbors=idx, executor=executor), rz, users,
+                        _pure(rz.local_epsilon), name=f"shuffled reports, n={users} (privacy blanket)",
+                        invert=lambda d: min(blanket_epsilon(R, users, d, neighbors=idx, progress=progress,
+                                                             executor=executor), _pure(rz.local_epsilon)),
                         source="exact expectation of the privacy blanket pair (Balle, Bell, Gascon, Nissim 2019)")
 
 
@@ -405,7 +406,10 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     progress : bool, optional
         A progress bar on computations longer than 2 s (None), at once (True) or never (False).
     executor : concurrent.futures.Executor, optional
-        Accepted for the methods that stream pair scans; the exact method runs serially.
+        Runs independent work in parallel, with results identical to the serial ones: the ``"blanket"`` method
+        evaluates (and inverts) each distinct pair of values as one task (``executor.submit``, at most a few
+        tasks per worker in flight); the other methods run serially. A ``ThreadPoolExecutor``, a
+        ``ProcessPoolExecutor`` or a dask ``Client``'s ``get_executor()``.
 
     Neighbouring datasets differ in one user's value; the other users' data are the worst case.
 
@@ -459,4 +463,5 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     return ShuffleReport(randomizer=rz.description, users=n, method=best, delta=target, epsilon=table[best],
                          profile=res.profile, lower=res.lower, lower_dataset=res.lower_dataset,
                          local_epsilon=rz.local_epsilon, blanket_gamma=rz.blanket_gamma,
-                         blanket_omega=rz.blanket_omega, methods=table, notes=res.notes, exact=res.exact)
+                         blanket_omega=rz.blanket_omega, methods=table, notes=res.notes, exact=res.exact,
+                         invert=res.invert)

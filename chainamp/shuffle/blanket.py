@@ -7,45 +7,50 @@ others' remaining reports is extra information, so the pair ``(R(x0) + H_B, R(x1
 ``H_B ~ Mult(B, omega)``, ``B ~ Bin(n - 1, g)``, dominates the shuffled reports (their Section 3).
 Balle et al. bound its divergence by Hoeffding's and Bennett's inequalities; we evaluate it.
 
-Per blanket size b, with outputs grouped into classes on which ``(R(x0, y), R(x1, y), omega_y)`` are
-proportional (the likelihood depends only on the class counts), ``P_b(h) = sum_y R(x0, y)
-Mult(b, omega)(h - e_y)``; outputs outside omega's support reveal the changing user's report and add
-``[R(x0, y) - e^eps R(x1, y)]_+``. ``D_b(eps) = sum_h [P_b(h) - e^eps Q_b(h)]_+`` is enumerated over
-every histogram of the classes. ``D_b`` does not increase with b (one more blanket draw is a
-post-processing of both sides), so blanket sizes are summed exactly in a window when that is cheap and
-otherwise in blocks valued at their smallest b (an upper bound); the mass of B below the first summed
-size is added with ``D <= 1``.
+Per blanket size b, ``P_b(h) = sum_y R(x0, y) Mult(b, omega)(h - e_y)``; outputs outside omega's support
+reveal the changing user's report and add ``[R(x0, y) - e^eps R(x1, y)]_+``. Since
+``Mult(b, omega)(h - e_y) = Mult(b + 1, omega)(h) h_y / ((b + 1) omega_y)``,
+``D_b(eps) = sum_h [P_b(h) - e^eps Q_b(h)]_+ = E[(Z_1 + ... + Z_{b+1})_+] / (b + 1)`` with ``Z`` iid, equal to
+``(R(x0, y) - e^eps R(x1, y)) / omega_y`` with probability ``omega_y``. Summed over ``B ~ Bin(n - 1, g)``
+(``P(B = b) / (b + 1) = P(Bin(n, g) = b + 1) / (g n)``) the blanket's delta is the mean of ONE sum of n iid
+variables (our derivation; the histogram and B both disappear):
 
-Two evaluations of ``D_b``: pairs with at most three classes (binary and k-ary randomized response,
-:class:`~chainamp.operators.SymmetricChannel` at any k without densifying, any R with three outputs)
-in closed form per (blanket size, count of the two differing classes) (:func:`_three_classes_Db`);
-other pairs by enumerating every histogram of their classes (small n and few classes; beyond
-``max_histograms`` histograms the larger sizes share the value of the last enumerated size, and when
-even the first size of B's window is over budget every size takes the value of the largest affordable
-size below it: upper bounds that can be loose).
+    delta(eps) = reveal(eps) + E[(U_1 + ... + U_n)_+] / n,   U = (R(x0, y) - e^eps R(x1, y)) / mu_y w.p. mu_y,
+                                                              U = 0 w.p. 1 - sum_y mu_y,
+
+with ``mu_y = min_x R(x, y) = g omega_y`` the column minima (any ``mu <= `` them is a valid blanket).
+
+Two evaluations: pairs with at most three blanket classes (outputs on which ``(R(x0, y), R(x1, y),
+omega_y)`` are proportional: binary and k-ary randomized response, :class:`~chainamp.operators.SymmetricChannel`
+at any k without densifying, any R with three outputs) in closed form per (blanket size, count of the two
+differing classes) (:func:`_three_classes_Db`), blanket sizes summed exactly in a window when that fits
+``max_terms``, the mass of B below the window added with ``D <= 1`` (where the window does not fit, large n, these
+pairs go through the ladder too: it is tighter there than blocks of sizes valued at their smallest b, which
+``D_b``'s monotonicity in b allowed, and 100x faster); every other pair by the lattice ladder of :mod:`._ladder` on the n-user sum above (any number of outputs, ``O(log n)``
+convolutions of at most 512 points each, an upper bound in the increasing convex order).
 
 Rounding: the closed form trusts scipy's binomial pmf and survival function to a relative
-``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta; every enumerated log-multinomial term
-carries its computed error bound (lgamma within 4 ulps, the exponent's sums, exp) plus
-``BLANKET_TERM_RTOL`` (P pushed up, Q down); block masses are sums of pmfs pushed up; the total is
-rounded up. Below about 1e-14 the values are this floor, not the divergence.
+``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta; the ladder's atoms are pushed up by their
+rounding error (``4 u (R(x0, y) + e^eps R(x1, y)) / mu_y``), the zero atom's mass by ``2^-52``, and the ladder
+bounds its own rounding (:mod:`._ladder`); block masses are sums of pmfs pushed up; the total is rounded up.
+Below about 1e-18 the values are this floor (window tails and guards), not the divergence.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
 import numpy as np
 
-from .._numerics import (SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_delta, check_int, check_memory, progress_bar,
-                         round_up)
-from ..errors import InvalidMechanismError, InvalidParameterError, ResourceLimitError
+from .._numerics import (SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_delta, check_executor, check_int, check_memory,
+                         map_blocks, progress_bar, round_up)
+from ..errors import InvalidMechanismError, InvalidParameterError
 from ..mixing import doeblin, ldp_guarantee
 from ..operators import MarkovOperator, SymmetricChannel
 from ._clones import invert_delta
 from ._curves import pair_from_curve
+from ._ladder import sum_positive_part
 from .generic import _check_epsilons, _check_users
 
 __all__ = ["blanket_delta", "blanket_epsilon", "blanket_dominating_pair"]
@@ -64,51 +69,17 @@ def _dense(R: Any) -> np.ndarray:
 
 
 def _classes(r0: np.ndarray, r1: np.ndarray, om: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Merge outputs of omega's support on which (r0, r1) / omega agree (exactly, as floats)."""
-    keys: dict = {}
-    for y in np.flatnonzero(om > 0):
-        key = (r0[y] / om[y], r1[y] / om[y])
-        keys.setdefault(key, []).append(y)
-    groups = list(keys.values())
-    return (np.array([r0[g].sum() for g in groups]), np.array([r1[g].sum() for g in groups]),
-            np.array([om[g].sum() for g in groups]))
-
-
-def _histogram_count(total: int, parts: int) -> int:
-    """The number of histograms of ``total`` draws over ``parts`` classes."""
-    return math.comb(total + parts - 1, parts - 1)
-
-
-def _compositions(total: int, parts: int) -> np.ndarray:
-    """Every histogram of ``total`` draws over ``parts`` classes (stars and bars; no Python lists)."""
-    if parts == 1:
-        return np.array([[total]])
-    count = _histogram_count(total, parts)
-    flat = itertools.chain.from_iterable(itertools.combinations(range(total + parts - 1), parts - 1))
-    cuts = np.fromiter(flat, dtype=np.int64, count=count * (parts - 1)).reshape(count, parts - 1)
-    bounds = np.hstack((np.full((count, 1), -1), cuts, np.full((count, 1), total + parts - 1)))
-    return np.diff(bounds, axis=1) - 1
-
-
-def _pair_Db(r0c, r1c, omc, b: int, e: float) -> float:
-    """``sum_h [P_b(h) - e Q_b(h)]_+`` over histograms of b + 1 draws on the classes (upper bound)."""
-    m = omc.size
-    count = _histogram_count(b + 1, m)
-    check_memory(8.0 * count * (6 * m + 8), f"the {count} histograms of {b + 1} draws over {m} blanket classes")
-    Hi = _compositions(b + 1, m)
-    H = Hi.astype(float)
-    table = np.array([math.lgamma(i + 1) for i in range(b + 2)])  # the same lgamma values, looked up
-    lgh = table[Hi].sum(axis=1)
-    lom = H @ np.log(omc)
-    lg = math.lgamma(b + 2) - lgh + lom
-    base = np.exp(lg) / (b + 1)
-    P = base * (H @ (r0c / omc))
-    Q = base * (H @ (r1c / omc))
-    # relative error of each term: lgamma (one ulp each, taken as 4u) and the sums in the exponent,
-    # carried through exp, plus the products and sums after it
-    err = 8 * _U * (math.lgamma(b + 2) + lgh + np.abs(H) @ np.abs(np.log(omc)) + m + 4)
-    r = BLANKET_TERM_RTOL + 2.0 * err + (2 * m + 16) * _U
-    return float(np.sum(np.maximum(0.0, P * (1 + r) - e * Q * (1 - r))))
+    """Merge outputs of omega's support on which (r0, r1) / omega agree (exactly, as floats), in order of first
+    appearance (vectorised: thousands of outputs per pair)."""
+    sup = np.flatnonzero(om > 0)
+    if sup.size == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    keys = np.stack((r0[sup] / om[sup], r1[sup] / om[sup]), axis=1)
+    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    cls = rank[inv.ravel()]
+    return tuple(np.bincount(cls, weights=v[sup], minlength=first.size) for v in (r0, r1, om))
 
 
 def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
@@ -125,6 +96,7 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
     m = omc.size
     r0c, r1c, omc = (np.concatenate((a, np.zeros(3 - m))) for a in (r0c, r1c, omc))
     l = np.where(omc > 0, (r0c - e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)
+    lam = float(np.max(np.where(omc > 0, (r0c + e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)))  # >= every |l_c|
     if l[0] < l[1]:
         l[[0, 1]], omc[[0, 1]] = l[[1, 0]], omc[[1, 0]]
     lmax = float(max(0.0, l[omc > 0].max()))
@@ -153,9 +125,13 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
     N = Ns[owner]
     alpha = l[0] - l[1]
     beta = svals * (l[1] - l[2]) + N * l[2]
-    scale = 16 * _U * (np.abs(l).max() * N + 1.0)  # absolute error of every alpha h + beta evaluated
+    # each l_c is computed within 4 u lam, so alpha within 9 u lam and beta within 16 u lam N: a candidate
+    # alpha A + beta B (A = E[h_0; h_0 >= j], B = P(h_0 >= j)) is off by at most 16 u lam (A + N B), plus its own
+    # rounding; the margin scales with the tail it multiplies (a margin of 16 u lam N per term regardless of the
+    # tail was a floor near 1e-14 that grew with e^eps, so the profile rose with eps there)
+    lam = lam * (1.0 + 8 * _U)
     if alpha <= 0.0 or rho <= 0.0:
-        ex = np.maximum(beta + scale, 0.0)
+        ex = np.maximum(beta + 32 * _U * lam * N, 0.0)
     else:
         j = np.clip(np.floor(-beta / alpha) + 1.0, 0.0, svals + 1.0)
         sm1 = np.maximum(svals - 1.0, 0.0)
@@ -175,7 +151,8 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
         ex = np.zeros_like(svals)
         for a1, b_lo, b_hi in cands:
             val = alpha * a1 + np.where(beta < 0, beta * b_lo, beta * b_hi)
-            ex = np.maximum(ex, val * (1 + 8 * _U) + scale)
+            margin = 32 * _U * lam * (a1 + N * b_hi) + 8 * _U * (alpha * a1 + np.abs(beta) * b_hi)
+            ex = np.maximum(ex, val + margin)
     sums = np.bincount(owner, weights=sw * ex, minlength=bs.size) + tails * lmax * Ns
     terms = np.bincount(owner, minlength=bs.size)
     out = sums / Ns * (1.0 + (terms + 8) * 2 * _U)
@@ -194,32 +171,73 @@ def _blanket_parts(R: Any) -> tuple[float, np.ndarray | None, Any]:
     return max(0.0, 1.0 - res.gamma), om, M
 
 
-def _pair_classes(R: Any, om, M, a: int, b: int):
-    """Per ordered pair: the blanket classes ``(r0, r1, omega)`` and the revealing outputs' rows."""
+def _pair_part(R: Any, om, M, a: int, b: int) -> tuple:
+    """One ordered pair as its evaluation needs it: ``(kind, classes, ladder, reveal0, reveal1)``. ``kind`` is
+    ``"fast"`` for at most three blanket classes (``classes``: their ``(r0, r1, omega)``), else ``"ladder"``;
+    ``ladder`` is ``(r0, r1, mu, probs, zero)`` on the support of the column minima ``mu`` (atom values
+    ``(r0 - e r1) / mu`` with probabilities ``probs``, ``zero`` an upper bound of ``1 - sum(probs)``), or None
+    when the closed form's reveal outputs are not exactly those outside ``mu``'s support."""
     if M is None:  # k-RR: omega uniform; classes x0, x1 and the other k - 2 values
         k, d, o = R.shape[0], R.diagonal, R.off_diagonal
         cls = (np.array([d, o, (k - 2) * o]), np.array([o, d, (k - 2) * o]), np.array([1 / k, 1 / k, (k - 2) / k]))
         keep = cls[2] > 0
-        return tuple(c[keep] for c in cls), np.zeros(0), np.zeros(0)
+        m = min(d, o)  # every column's minimum
+        lad = None
+        if m > 0:
+            others = math.nextafter((k - 2) * m, math.inf)  # the k - 2 other outputs: one atom, its mass rounded up
+            lad = tuple(v[keep] for v in (np.array([d, o, o]), np.array([o, d, o]), np.full(3, m),
+                                          np.array([m, m, others])))
+            lad += (max(0.0, 1.0 - k * m) + 2.0**-52,)
+        return "fast", tuple(c[keep] for c in cls), lad, np.zeros(0), np.zeros(0)
     r0, r1 = M[a], M[b]
-    outside = om <= 0
-    cls = _classes(r0, r1, om) if om.any() else (np.zeros(0), np.zeros(0), np.zeros(0))
-    return cls, r0[outside], r1[outside]
+    mu = M.min(axis=0)
+    inside = mu > 0
+    lad = (r0[inside], r1[inside], mu[inside], mu[inside], max(0.0, 1.0 - math.fsum(mu[inside].tolist())) + 2.0**-52)
+    sup = om > 0
+    many = np.unique(r0[sup] / om[sup]).size > 3  # then more than three classes (a cheap test first)
+    cls = (np.zeros(0),) * 3 if many else _classes(r0, r1, om)
+    if not many and cls[2].size <= 3:
+        outside = om <= 0
+        return "fast", cls, lad if np.array_equal(sup, inside) else None, r0[outside], r1[outside]
+    return "ladder", None, lad, r0[~inside], r1[~inside]
+
+
+def _rows_key(*cols: np.ndarray) -> bytes:
+    """The multiset of rows of the given columns, as bytes (rows sorted lexicographically)."""
+    if not cols or cols[0].size == 0:
+        return b""
+    rows = np.stack(cols, axis=1)
+    return rows[np.lexsort(rows.T[::-1])].tobytes()
+
+
+def _dedupe(parts: list) -> list:
+    """The distinct pairs (equal up to a relabelling of outputs, exactly as floats): their deltas are equal."""
+    seen, out = set(), []
+    for part in parts:
+        lad = part[2]
+        key = (part[0], _rows_key(*part[1]) if part[1] is not None else b"",
+               (_rows_key(*lad[:4]), lad[4]) if lad is not None else None, _rows_key(part[3], part[4]))
+        if key not in seen:
+            seen.add(key)
+            out.append(part)
+    return out
 
 
 def blanket_delta(R: Any, users: int, epsilons: Any, *, neighbors: Any = None, max_histograms: int = 2_000_000,
-                  max_terms: int = 20_000, progress: bool | None = None) -> np.ndarray:
+                  max_terms: int = 20_000, progress: bool | None = None, executor: Any = None) -> np.ndarray:
     """Certified ``delta(eps)`` of the blanket pair of Balle et al. 2019 (module docstring), the maximum
     over neighbouring pairs of values (``neighbors``: pairs of row indices; default every pair).
 
     ``R`` is a finite randomizer (anything :class:`~chainamp.MarkovOperator` accepts) or a
     :class:`~chainamp.operators.SymmetricChannel` (k-RR at any k, never densified). Pairs whose outputs
     fall into at most three blanket classes (binary and k-ary RR, any R with three outputs) are
-    evaluated in closed form per blanket size; others by enumerating the histograms of their classes,
-    at most ``max_histograms`` in all. Blanket sizes are summed one by one within a window of B when
-    that fits the budget (``max_terms`` closed-form terms per eps on the fast path), otherwise in blocks
-    valued at their smallest size (an upper bound, since ``D_b`` does not increase with b). Values
-    below about ``1e-14`` are the floating-point floor of the closed form, not the divergence.
+    evaluated in closed form per blanket size, the sizes summed one by one within a window of B when
+    that fits ``max_terms`` closed-form terms per eps, otherwise by the lattice ladder (blocks of sizes
+    valued at their smallest size when the ladder does not apply); every other pair by the lattice ladder
+    (:mod:`._ladder`, any number of outputs and users). ``max_histograms`` is kept for compatibility and
+    no longer used (histograms are not enumerated). Pairs equal up to a relabelling of outputs are evaluated
+    once; ``executor`` (a :class:`concurrent.futures.Executor`) evaluates distinct pairs in parallel, with the
+    same result. Values below about ``1e-18`` are the floating-point floor, not the divergence.
 
     Examples
     --------
@@ -229,13 +247,14 @@ def blanket_delta(R: Any, users: int, epsilons: Any, *, neighbors: Any = None, m
     True
     """
     eps = _check_epsilons(epsilons)
-    return _evaluate(_setup(R, users, neighbors, max_histograms, max_terms), eps, progress)
+    return _evaluate(_setup(R, users, neighbors, max_histograms, max_terms), eps, progress, executor)
 
 
 def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: Any) -> tuple:
-    """Everything that does not depend on eps: classes per pair, blanket sizes and their masses."""
+    """Everything that does not depend on eps: the distinct pairs, and for the closed form the blanket sizes
+    and their masses."""
     n = _check_users(users)
-    budget = check_int(max_histograms, "max_histograms", minimum=1)
+    check_int(max_histograms, "max_histograms", minimum=1)
     terms = check_int(max_terms, "max_terms", minimum=1)
     g, om, M = _blanket_parts(R)
     k = R.shape[0] if M is None else M.shape[0]
@@ -248,41 +267,20 @@ def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: A
     import scipy.stats as st
     N = n - 1
     if M is not None:  # every pair keeps its classes (three vectors of at most m outputs)
-        check_memory(32.0 * len(pairs) * M.shape[1], f"the blanket classes of {len(pairs)} pairs of values")
-    parts = [_pair_classes(R, om, M, a, b) for a, b in pairs]
-    m_cls = max(c[2].size for c, _, _ in parts)
-    fast = m_cls <= 3
-    if g <= 0.0 or N == 0:
-        sizes, masses, below = np.array([0]), np.array([1.0]), 0.0
+        check_memory(64.0 * len(pairs) * M.shape[1], f"the blanket classes of {len(pairs)} pairs of values")
+    parts = _dedupe([_pair_part(R, om, M, a, b) for a, b in pairs])
+    fast = [p[1] for p in parts if p[0] == "fast"]
+    if not fast or g <= 0.0 or N == 0:
+        sizes, masses, below, blocked = np.array([0]), np.array([1.0]), 0.0, False
     else:
+        m_cls = max(c[2].size for c in fast)
         mean, sd = N * g, math.sqrt(N * g * (1 - g))
         lo = max(0, int(mean - 9 * sd - 9))
         hi = min(N, int(mean + 9 * sd + 81) + 1)
-        if fast:
-            per = 1.0 if (m_cls < 3) else 20.0 * math.sqrt(max(mean, 1.0) * 2.0 / max(k, 2)) + 90.0
-            points = max(2, min(hi - lo + 1, int(terms // per)))
-            sizes = np.unique(np.linspace(lo, hi, points).astype(int)) if points < hi - lo + 1 else np.arange(lo, hi + 1)
-        else:
-            # histograms enumerated for size b, over every pair; at most `budget` in all. When even the
-            # window's first size is over budget, every size takes the value of the largest affordable
-            # size below it (D_b does not increase with b: an upper bound, possibly loose)
-            def cost(b: int) -> int:
-                return len(parts) * _histogram_count(b + 1, m_cls)
-
-            if cost(0) > budget:
-                raise ResourceLimitError(
-                    f"the blanket pair needs {cost(0)} histograms even at blanket size 0 ({len(parts)} pairs of "
-                    f"values, {m_cls} classes), above max_histograms={budget}; raise max_histograms or pass fewer "
-                    "neighbors")
-            start, top = 0, lo  # the largest b <= lo with cost(b) <= budget
-            while start < top:
-                mid = (start + top + 1) // 2
-                start, top = (mid, top) if cost(mid) <= budget else (start, mid - 1)
-            cap, spent = start, cost(start)
-            while cap < hi and spent + cost(cap + 1) <= budget:
-                cap += 1
-                spent += cost(cap)
-            sizes = np.arange(start, cap + 1)
+        per = 1.0 if (m_cls < 3) else 20.0 * math.sqrt(max(mean, 1.0) * 2.0 / max(k, 2)) + 90.0
+        points = max(2, min(hi - lo + 1, int(terms // per)))
+        blocked = points < hi - lo + 1
+        sizes = np.unique(np.linspace(lo, hi, points).astype(int)) if points < hi - lo + 1 else np.arange(lo, hi + 1)
         # mass of each block [sizes_i, sizes_{i+1}) as a sum of pmfs (no cdf differences: their absolute
         # error would swamp small blocks), the last block also holding the tail above the window
         check_memory(24.0 * (hi - lo + 1), f"the pmf of {hi - lo + 1} blanket sizes")
@@ -292,43 +290,104 @@ def _setup(R: Any, users: Any, neighbors: Any, max_histograms: Any, max_terms: A
         masses = np.bincount(idx, weights=pm, minlength=sizes.size) * (1 + (hi - lo + 4) * _U)
         masses[-1] += (float(st.binom.sf(hi, N, g)) if hi < N else 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 1e-300
         below = (float(st.binom.cdf(lo - 1, N, g)) if lo > 0 else 0.0) * (1 + SHUFFLE_SPECIAL_RTOL) + 1e-300
-    return parts, sizes, masses, below, fast
+    return parts, sizes, masses, below, n, blocked
 
 
-def _evaluate(setup: tuple, eps: np.ndarray, progress: Any) -> np.ndarray:
-    parts, sizes, masses, below, fast = setup
+def _lower_e(x: float) -> float:
+    """``e^x`` rounded down (inf for x = inf)."""
+    return math.exp(min(x, 700.0)) * (1 - 4 * _U) if math.isfinite(x) else math.inf
+
+
+def _ladder_total(lad: tuple, e: float, n: int) -> float:
+    """``E[(U_1 + ... + U_n)_+] / n`` of a pair's ladder data at ``e`` (a lower bound of ``e^eps``), an upper bound."""
+    r0, r1, mu, probs, zero = lad
+    up = (r0 - e * r1) / mu + 4 * _U * (r0 + e * r1) / mu  # atoms above their rounding (3 u + O(u^2))
+    return sum_positive_part(up, probs, zero, n)
+
+
+def _pair_delta(task: tuple) -> np.ndarray:
+    """Certified delta of one pair at every eps of ``task = (part, sizes, masses, below, n, blocked, eps)``
+    (picklable)."""
+    part, sizes, masses, below, n, blocked, eps = task
+    kind, rev0, rev1 = part[0], part[-2], part[-1]
     out = np.zeros(eps.size)
-    work = len(parts) * eps.size * sizes.size
-    with progress_bar(work, "blanket sizes", unit="sizes", progress=progress) as bar:
-        for (r0c, r1c, omc), rev0, rev1 in parts:
-            for i, x in enumerate(eps.tolist()):
-                e = math.exp(min(x, 700.0)) * (1 - 4 * _U) if math.isfinite(x) else math.inf
-                if math.isinf(e):
-                    out[i] = max(out[i], float(np.sum(rev0[rev1 <= 0])))
-                    bar.update(sizes.size)
-                    continue
-                rev = float(np.sum(np.maximum(0.0, rev0 - e * rev1)))
-                total = 0.0
-                if omc.size:
-                    if fast:
-                        Ds = _three_classes_Db(r0c, r1c, omc, sizes, e)
-                        bar.update(sizes.size)
-                    else:
-                        Ds = np.empty(sizes.size)
-                        for t, bb in enumerate(sizes.tolist()):
-                            Ds[t] = _pair_Db(r0c, r1c, omc, int(bb), e)
-                            bar.update(1)
-                    total = float(np.dot(masses, Ds))
-                else:
-                    bar.update(sizes.size)
-                val = round_up(total + below + rev, sizes.size + 8, upper=1.0)
-                out[i] = max(out[i], val)
+    for i, x in enumerate(eps.tolist()):
+        e = _lower_e(x)
+        if math.isinf(e):
+            out[i] = float(np.sum(rev0[rev1 <= 0]))
+            continue
+        rev = float(np.sum(np.maximum(0.0, rev0 - e * rev1)))
+        total, terms = 0.0, 8
+        if kind == "fast":
+            r0c, r1c, omc = part[1]
+            if blocked and part[2] is not None:  # the closed form would sum blanket sizes in blocks: the ladder
+                total = _ladder_total(part[2], e, n)
+            elif omc.size:
+                total = float(np.dot(masses, _three_classes_Db(r0c, r1c, omc, sizes, e))) + below
+                terms += sizes.size
+        else:
+            total = _ladder_total(part[2], e, n)
+        out[i] = round_up(total + rev, terms + rev0.size, upper=1.0)
     return out
 
 
+def _evaluate(setup: tuple, eps: np.ndarray, progress: Any, executor: Any = None) -> np.ndarray:
+    """The maximum over the distinct pairs of :func:`_pair_delta` (pairs mapped on ``executor`` when given), made
+    non-increasing in eps."""
+    parts = setup[0]
+    out = np.zeros(eps.size)
+    tasks = ((p,) + setup[1:] + (eps,) for p in parts)
+    for d in map_blocks(_pair_delta, tasks, executor=executor, total=len(parts), desc="blanket pairs", unit="pairs",
+                        progress=progress):
+        out = np.maximum(out, d)
+    # the exact delta does not increase with eps, so a value computed at a smaller eps also bounds it at a
+    # larger one: the running minimum keeps each curve non-increasing (rounding floors can rise with eps)
+    order = np.argsort(eps, kind="stable")
+    out[order] = np.minimum.accumulate(out[order])
+    return out
+
+
+def _invert(setup: tuple, d: float, progress: Any, executor: Any = None, rtol: float = 1e-6) -> float:
+    """Certified eps at delta ``d``: the largest of some pairs' own inversions (the first pair's, then in rounds).
+    Each round evaluates every
+    pair still in question at the running maximum ``best`` (mapped on ``executor``), drops those with delta at most
+    ``d`` there (their exact delta does not increase with eps, and ``best`` only grows, so ``best`` stays certified
+    for them) and inverts the one with the largest delta. The rounds do not depend on the executor: the result is
+    the same with and without one."""
+    parts = setup[0]
+    with progress_bar(len(parts), "blanket pairs", unit="pairs", progress=progress) as bar:
+        best, rest = _invert_task((_one_pair(setup, parts[0]), d, rtol)), list(range(1, len(parts)))
+        bar.update(1)
+        while rest:
+            at = np.array([best])
+            tasks = (_one_pair(setup, parts[i])[:-1] + (at,) for i in rest)
+            ds = [float(v[0]) for v in map_blocks(_pair_delta, tasks, executor=executor, total=len(rest),
+                                                  progress=False)]
+            over = [(v, i) for v, i in zip(ds, rest) if v > d]
+            bar.update(len(rest) - len(over))
+            if not over:
+                break
+            worst = max(over)[1]
+            best = max(best, _invert_task((_one_pair(setup, parts[worst]), d, rtol)))
+            bar.update(1)
+            rest = [i for _, i in over if i != worst]
+    return best
+
+
+def _one_pair(setup: tuple, part: tuple) -> tuple:
+    return (part,) + setup[1:] + (None,)
+
+
+def _invert_task(job: tuple) -> float:
+    one, d, rtol = job
+    return invert_delta(lambda x: float(_pair_delta(one[:-1] + (np.array([x]),))[0]), d, math.inf, rtol=rtol)
+
+
 def blanket_epsilon(R: Any, users: int, delta: float, *, neighbors: Any = None, rtol: float = 1e-6,
-                    max_histograms: int = 2_000_000, max_terms: int = 20_000, progress: bool | None = False) -> float:
-    """Certified eps of :func:`blanket_delta` at ``delta`` (upper end of a search bracket).
+                    max_histograms: int = 2_000_000, max_terms: int = 20_000, progress: bool | None = False,
+                    executor: Any = None) -> float:
+    """Certified eps of :func:`blanket_delta` at ``delta`` (the largest over pairs of the upper end of each pair's
+    search bracket; ``executor`` inverts distinct pairs in parallel).
 
     Examples
     --------
@@ -341,11 +400,11 @@ def blanket_epsilon(R: Any, users: int, delta: float, *, neighbors: Any = None, 
     if not 0.0 < d < 1.0:
         raise InvalidParameterError(f"delta must be in (0, 1) (got {d!r})")
     setup = _setup(R, users, neighbors, max_histograms, max_terms)
-    return invert_delta(lambda x: float(_evaluate(setup, np.array([x]), progress)[0]), d, math.inf, rtol=rtol)
+    return _invert(setup, d, progress, check_executor(executor), rtol)
 
 
 def blanket_dominating_pair(R: Any, users: int, *, epsilons: Any = None, neighbors: Any = None,
-                            max_histograms: int = 2_000_000, max_terms: int = 20_000):
+                            max_histograms: int = 2_000_000, max_terms: int = 20_000, executor: Any = None):
     """A :class:`~chainamp.privacy.DominatingPair` of :func:`blanket_delta` on a grid of eps (as
     :func:`chainamp.shuffle.generic_dominating_pair`), with ``(eps_R, 0)`` from :func:`chainamp.ldp_guarantee`
     (all pairs of values; with ``neighbors`` that is still an upper bound).
@@ -361,5 +420,5 @@ def blanket_dominating_pair(R: Any, users: int, *, epsilons: Any = None, neighbo
     setup = _setup(R, users, neighbors, max_histograms, max_terms)
     K = R if isinstance(R, MarkovOperator) else MarkovOperator(R)
     pure = ldp_guarantee(K).epsilon
-    return pair_from_curve(lambda x: _evaluate(setup, _check_epsilons(x), False), pure, epsilons,
+    return pair_from_curve(lambda x: _evaluate(setup, _check_epsilons(x), False, executor), pure, epsilons,
                            f"shuffled reports, n={int(users)} (privacy blanket)")

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import fmt_number, jsonable_number, text_table
+from .._numerics import check_delta, fmt_number, jsonable_number, text_table
 from ..privacy import DominatingPair, PrivacyProfile
 
 __all__ = ["ShuffleReport"]
@@ -51,6 +51,9 @@ class ShuffleReport:
         Every method tried: its certified epsilon at ``delta``, or why it does not apply.
     notes : tuple of str
         Sentences qualifying the result (exactness, a missing blanket, ...).
+    invert : callable or None
+        The reported method's own certified inversion ``delta -> epsilon`` (a search on that method's curve, much
+        faster than the profile's generic one); :meth:`epsilon_at` uses it when given.
     """
 
     randomizer: str
@@ -67,10 +70,16 @@ class ShuffleReport:
     methods: dict = field(repr=False)
     notes: tuple = ()
     exact: bool = False
+    invert: Any = field(default=None, repr=False, compare=False)
 
     # ---------------------------------------------------------------- queries
     def epsilon_at(self, delta: float) -> float:
-        """Certified epsilon at ``delta`` (rounded up; ``inf`` if none)."""
+        """Certified epsilon at ``delta`` (rounded up; ``inf`` if none): the method's own inversion when it has
+        one, else the profile's search."""
+        if self.invert is not None:
+            d = check_delta(delta, "delta")
+            if 0.0 < d < 1.0:
+                return float(self.invert(d))
         return float(self.profile.epsilon(delta))
 
     def delta_at(self, epsilon: float) -> float:
