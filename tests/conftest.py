@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from fractions import Fraction
+
+# ----------------------------------------------------------------------------- bytecode caches (issue 20)
+#: With PYTHONDONTWRITEBYTECODE set (as on the project's machines) every run recompiled chainamp and pytest re-rewrote
+#: the asserts of all ~120 test modules: ~5 s of CPU at collection, and every subprocess of the run (CLI children,
+#: the notebooks' kernel, dask and pool workers) recompiled what it imported. The test run writes its caches
+#: (``__pycache__``, git-ignored; the rewritten test modules are tagged ``-pytest-<version>``) and reads them
+#: next time; a cached file is used only while its source's size and mtime match, so no result can change.
+#: This is set before chainamp is imported below.
+sys.dont_write_bytecode = False
 
 import mpmath as mp
 import numpy as np
