@@ -337,8 +337,10 @@ def process_pool():
 
 
 # ----------------------------------------------------------------------------- what a fresh `import chainamp` loads
-#: Run once per session by ``fresh_import``: each stage prints the modules loaded so far (one interpreter's start and
-#: imports, ~0.6 s of CPU, instead of one per test that checks a stage).
+#: Run once per session by ``fresh_process``: each stage records the modules loaded so far (one interpreter's start and
+#: imports, ~0.6 s of CPU, instead of one per test that checks a stage), printed as one JSON line; then the process
+#: solves its first LP and prints ``gamma 0.7`` (tests/mixing/test_lp_quiet.py: no HiGHS banner; it had its own
+#: interpreter, ~1.5 s of CPU with cvxpy's import).
 _FRESH_IMPORT = """
 import json, sys
 stages = {}
@@ -352,14 +354,17 @@ chainamp.lp.doeblin_lp
 stages["chainamp.lp.doeblin_lp"] = sorted(sys.modules)
 stages["lp in chainamp.__all__"] = ["lp"] if "lp" in chainamp.__all__ else []
 print(json.dumps(stages))
+g = chainamp.doeblin(chainamp.MarkovOperator([[0.9, 0.1], [0.2, 0.8]]), method="lp").gamma
+print("gamma", round(g, 6))
 """
 
 
 @pytest.fixture(scope="session")
-def fresh_import() -> dict:
-    """``{stage: set of module names}`` of a new interpreter (the checkout's chainamp first on its path) after each
-    stage of ``_FRESH_IMPORT``, in order: ``import chainamp``, building an operator, importing ``chainamp.plot`` and
-    ``chainamp.report``, then touching ``chainamp.lp.doeblin_lp``."""
+def fresh_process() -> tuple[dict, str, str]:
+    """``(stages, stdout after the stages' line, stderr)`` of one new interpreter (the checkout's chainamp first on
+    its path) running ``_FRESH_IMPORT``: ``stages`` maps each stage, in order (``import chainamp``, building an
+    operator, importing ``chainamp.plot`` and ``chainamp.report``, touching ``chainamp.lp.doeblin_lp``), to the set of
+    module names loaded by then; the rest of stdout is what the process printed from its first LP solve to its exit."""
     import json
     import os
     import pathlib
@@ -371,9 +376,16 @@ def fresh_import() -> dict:
     root = str(pathlib.Path(chainamp.__file__).resolve().parents[1])
     out = subprocess.run([sys.executable, "-c", _FRESH_IMPORT], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": root})
-    stages = {stage: set(names) for stage, names in json.loads(out.stdout).items()}
+    first, _, rest = out.stdout.partition("\n")
+    stages = {stage: set(names) for stage, names in json.loads(first).items()}
     assert "chainamp" in stages["import chainamp"] and "chainamp.lp" in stages["chainamp.lp.doeblin_lp"]  # not vacuous
-    return stages
+    return stages, rest, out.stderr
+
+
+@pytest.fixture(scope="session")
+def fresh_import(fresh_process) -> dict:
+    """``{stage: set of module names}`` of ``fresh_process`` after each stage of ``_FRESH_IMPORT``."""
+    return fresh_process[0]
 
 
 # ----------------------------------------------------------------------------- the run's CPU (issue 20)
