@@ -109,9 +109,15 @@ def exact_hockey_low(p, q, eps: float):
     if math.isinf(eps):
         return sum((Fraction(a) for a, b in zip(p, q) if b == 0.0 and a > 0.0), Fraction(0))
     c = c_up(eps)
+    # a float screen skips the terms certainly <= 0 (they were dropped anyway, so the value is unchanged): a = 0, or
+    # a below fl(fl(e^eps) b) (1 - 1e-9) with that product normal (its error is then far below 1e-9 relative)
+    cf = math.exp(eps) if eps < 700.0 else None
     total = mp.mpf(0)
     for a, b in zip(p, q):
-        d = mp.mpf(float(a)) - c * mp.mpf(float(b))
+        a, b = float(a), float(b)
+        if b >= 0.0 and (a <= 0.0 or (cf is not None and cf * b >= 1e-290 and a < (cf * b) * (1.0 - 1e-9))):
+            continue
+        d = mp.mpf(a) - c * mp.mpf(b)
         if d > 0:
             total += d
     return total * (1 - mp.mpf(10) ** -50)
