@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import sys
 from fractions import Fraction
 
@@ -15,6 +16,13 @@ from fractions import Fraction
 #: next time; a cached file is used only while its source's size and mtime match, so no result can change.
 #: This is set before chainamp is imported below.
 sys.dont_write_bytecode = False
+
+# ----------------------------------------------------------------------------- one BLAS thread (issue 20)
+#: The tests' matrices are small: OpenBLAS's second thread only spun (busy-waiting between calls), ~6-10 % of the
+#: run's CPU on the 2-core machine, more the idler the machine. Set before numpy is first imported (below), and
+#: inherited by every child of the run (CLI children, the notebooks' kernel, pool and dask workers), so serial and
+#: parallel results are still computed alike. An explicit OPENBLAS_NUM_THREADS in the environment is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import mpmath as mp
 import numpy as np
