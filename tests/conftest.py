@@ -4,7 +4,25 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import sys
 from fractions import Fraction
+
+# ----------------------------------------------------------------------------- bytecode caches (issue 20)
+#: With PYTHONDONTWRITEBYTECODE set (as on the project's machines) every run recompiled chainamp and pytest re-rewrote
+#: the asserts of all ~120 test modules: ~5 s of CPU at collection, and every subprocess of the run (CLI children,
+#: the notebooks' kernel, dask and pool workers) recompiled what it imported. The test run writes its caches
+#: (``__pycache__``, git-ignored; the rewritten test modules are tagged ``-pytest-<version>``) and reads them
+#: next time; a cached file is used only while its source's size and mtime match, so no result can change.
+#: This is set before chainamp is imported below.
+sys.dont_write_bytecode = False
+
+# ----------------------------------------------------------------------------- one BLAS thread (issue 20)
+#: The tests' matrices are small: OpenBLAS's second thread only spun (busy-waiting between calls), ~6-10 % of the
+#: run's CPU on the 2-core machine, more the idler the machine. Set before numpy is first imported (below), and
+#: inherited by every child of the run (CLI children, the notebooks' kernel, pool and dask workers), so serial and
+#: parallel results are still computed alike. An explicit OPENBLAS_NUM_THREADS in the environment is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import mpmath as mp
 import numpy as np
@@ -99,9 +117,15 @@ def exact_hockey_low(p, q, eps: float):
     if math.isinf(eps):
         return sum((Fraction(a) for a, b in zip(p, q) if b == 0.0 and a > 0.0), Fraction(0))
     c = c_up(eps)
+    # a float screen skips the terms certainly <= 0 (they were dropped anyway, so the value is unchanged): a = 0, or
+    # a below fl(fl(e^eps) b) (1 - 1e-9) with that product normal (its error is then far below 1e-9 relative)
+    cf = math.exp(eps) if eps < 700.0 else None
     total = mp.mpf(0)
     for a, b in zip(p, q):
-        d = mp.mpf(float(a)) - c * mp.mpf(float(b))
+        a, b = float(a), float(b)
+        if b >= 0.0 and (a <= 0.0 or (cf is not None and cf * b >= 1e-290 and a < (cf * b) * (1.0 - 1e-9))):
+            continue
+        d = mp.mpf(a) - c * mp.mpf(b)
         if d > 0:
             total += d
     return total * (1 - mp.mpf(10) ** -50)
@@ -318,17 +342,30 @@ def dask_client():
 
 @pytest.fixture(scope="session")
 def process_pool():
-    """A ``ProcessPoolExecutor`` with 2 spawned workers (spawn: the session may run threads, e.g. dask's)."""
+    """A ``ProcessPoolExecutor`` with 2 workers forked by a fork server that imported chainamp once (not plain fork:
+    the session may run threads, e.g. dask's; tasks and results are pickled exactly as with spawned workers, which
+    each imported chainamp and pytest's ``__main__`` afresh)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        yield pool
+    from multiprocessing import forkserver
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["chainamp"])
+    try:
+        with ProcessPoolExecutor(2, mp_context=context) as pool:
+            yield pool
+    finally:  # stop and reap the fork server (it reaps the workers): their CPU then counts in the run's CPU line
+        stop = getattr(forkserver._forkserver, "_stop", None)
+        if stop is not None:
+            stop()
 
 
 # ----------------------------------------------------------------------------- what a fresh `import chainamp` loads
-#: Run once per session by ``fresh_import``: each stage prints the modules loaded so far (one interpreter's start and
-#: imports, ~0.6 s of CPU, instead of one per test that checks a stage).
+#: Run once per session by ``fresh_process``: each stage records the modules loaded so far (one interpreter's start and
+#: imports, ~0.6 s of CPU, instead of one per test that checks a stage), printed as one JSON line; then the process
+#: solves its first LP and prints ``gamma 0.7`` (tests/mixing/test_lp_quiet.py: no HiGHS banner; it had its own
+#: interpreter, ~1.5 s of CPU with cvxpy's import).
 _FRESH_IMPORT = """
 import json, sys
 stages = {}
@@ -342,14 +379,17 @@ chainamp.lp.doeblin_lp
 stages["chainamp.lp.doeblin_lp"] = sorted(sys.modules)
 stages["lp in chainamp.__all__"] = ["lp"] if "lp" in chainamp.__all__ else []
 print(json.dumps(stages))
+g = chainamp.doeblin(chainamp.MarkovOperator([[0.9, 0.1], [0.2, 0.8]]), method="lp").gamma
+print("gamma", round(g, 6))
 """
 
 
 @pytest.fixture(scope="session")
-def fresh_import() -> dict:
-    """``{stage: set of module names}`` of a new interpreter (the checkout's chainamp first on its path) after each
-    stage of ``_FRESH_IMPORT``, in order: ``import chainamp``, building an operator, importing ``chainamp.plot`` and
-    ``chainamp.report``, then touching ``chainamp.lp.doeblin_lp``."""
+def fresh_process() -> tuple[dict, str, str]:
+    """``(stages, stdout after the stages' line, stderr)`` of one new interpreter (the checkout's chainamp first on
+    its path) running ``_FRESH_IMPORT``: ``stages`` maps each stage, in order (``import chainamp``, building an
+    operator, importing ``chainamp.plot`` and ``chainamp.report``, touching ``chainamp.lp.doeblin_lp``), to the set of
+    module names loaded by then; the rest of stdout is what the process printed from its first LP solve to its exit."""
     import json
     import os
     import pathlib
@@ -361,9 +401,16 @@ def fresh_import() -> dict:
     root = str(pathlib.Path(chainamp.__file__).resolve().parents[1])
     out = subprocess.run([sys.executable, "-c", _FRESH_IMPORT], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": root})
-    stages = {stage: set(names) for stage, names in json.loads(out.stdout).items()}
+    first, _, rest = out.stdout.partition("\n")
+    stages = {stage: set(names) for stage, names in json.loads(first).items()}
     assert "chainamp" in stages["import chainamp"] and "chainamp.lp" in stages["chainamp.lp.doeblin_lp"]  # not vacuous
-    return stages
+    return stages, rest, out.stderr
+
+
+@pytest.fixture(scope="session")
+def fresh_import(fresh_process) -> dict:
+    """``{stage: set of module names}`` of ``fresh_process`` after each stage of ``_FRESH_IMPORT``."""
+    return fresh_process[0]
 
 
 # ----------------------------------------------------------------------------- the run's CPU (issue 20)

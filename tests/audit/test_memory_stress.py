@@ -6,12 +6,17 @@
 resident memory (``ru_maxrss`` of that child, from ``os.wait4``) stays below the limit plus the
 interpreter's own base, measured the same way.
 
-The command-line cases run by default (about 25 s in all, most of it interpreter start-up and imports);
-the Python API cases repeat them through the library and are marked slow.
+The command-line cases run by default, each in a child forked from one server process that has imported
+what every case imports (``FORK_SERVER``: a fresh interpreter and its imports were most of each case's ~1 s of
+CPU); the child sets its own safety net, runs ``python -m chainamp ...`` there (``runpy``, as ``-m`` does) and
+its peak RSS is compared with the base of a child forked from the same server doing nothing. The Python API
+cases repeat them through the library, each in a fresh interpreter, and are marked slow; so is
+``test_cli_case_in_a_fresh_interpreter``, which runs every command-line case as a plain subprocess.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -68,11 +73,109 @@ def _wait(pid: int, start: float):
         time.sleep(0.02)
 
 
+#: What every case imports: the base of a fresh interpreter (``base``) and what the fork server holds.
+BASE_IMPORTS = "import chainamp.audit.cli, dp_accounting.pld, networkx, scipy.sparse.linalg"
+
+#: One process that imports ``BASE_IMPORTS`` once, then for each JSON line on stdin ``{"argv", "cwd", "out", "err"}``
+#: forks a child that sets the safety net, moves to ``cwd``, writes stdout and stderr to the two files and runs
+#: ``python -m chainamp <argv>`` (``argv`` null: exits 0 at once, the base); it answers one JSON line
+#: ``{"status", "seconds", "maxrss"}`` from ``os.wait4`` (a child past the deadline is killed: ``"status": null``).
+FORK_SERVER = BASE_IMPORTS + """
+import json, os, resource, runpy, sys, time, traceback
+net, deadline = int(sys.argv[1]), float(sys.argv[2])
+for line in sys.stdin:
+    job = json.loads(line)
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (net, net))
+            os.chdir(job["cwd"])
+            for fd, name in ((1, job["out"]), (2, job["err"])):
+                os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            code = 0
+            if job["argv"] is not None:
+                sys.argv = ["chainamp", *job["argv"]]
+                try:
+                    runpy.run_module("chainamp", run_name="__main__", alter_sys=True)
+                except SystemExit as exc:  # as the interpreter does: None is 0, a non-integer is printed, exit 1
+                    if exc.code is None or isinstance(exc.code, int):
+                        code = exc.code or 0
+                    else:
+                        print(exc.code, file=sys.stderr)
+                        code = 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except BaseException:
+                    pass
+            os._exit(code)
+    while True:
+        got, status, usage = os.wait4(pid, os.WNOHANG)
+        if got:
+            break
+        if time.perf_counter() - start > deadline:
+            os.kill(pid, 9)
+            os.wait4(pid, 0)
+            status = None
+            break
+        time.sleep(0.02)
+    print(json.dumps({"status": status, "seconds": time.perf_counter() - start,
+                      "maxrss": usage.ru_maxrss * 1024.0 if got else 0.0}), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def fork_server():
+    """A started ``FORK_SERVER`` (the checkout first on its path), stopped after the module."""
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    proc = subprocess.Popen([sys.executable, "-c", FORK_SERVER, str(SAFETY_NET), str(4 * SECONDS)], cwd=ROOT,
+                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a server that hangs is killed
+            proc.kill()
+            proc.wait()
+
+
+def run_forked(server, argv: list[str] | None, cwd: Path) -> tuple[int, str, str, float, float]:
+    """``run_child`` for ``python -m chainamp <argv>`` in a child forked from ``server`` (same tuple)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err = os.path.join(tmp, "out"), os.path.join(tmp, "err")
+        server.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "out": out, "err": err}) + "\n")
+        server.stdin.flush()
+        line = server.stdout.readline()
+        assert line, "the fork server died"
+        answer = json.loads(line)
+        if answer["status"] is None:
+            pytest.fail(f"the child ran longer than {4 * SECONDS:.0f} s")
+        with open(out, encoding="utf-8") as fo, open(err, encoding="utf-8") as fe:
+            return (os.waitstatus_to_exitcode(answer["status"]), fo.read(), fe.read(), answer["seconds"],
+                    answer["maxrss"])
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> float:
     """The interpreter's own peak RSS with chainamp's command line, dp-accounting and networkx imported."""
-    code = "import chainamp.audit.cli, dp_accounting.pld, networkx, scipy.sparse.linalg"
-    rc, _, err, _, peak = run_child(["-c", code], tmp_path_factory.mktemp("base"))
+    rc, _, err, _, peak = run_child(["-c", BASE_IMPORTS], tmp_path_factory.mktemp("base"))
+    assert rc == 0, err
+    return peak
+
+
+@pytest.fixture(scope="module")
+def forked_base(fork_server, tmp_path_factory) -> float:
+    """The peak RSS of a child forked from the server that does nothing: the base of ``run_forked``'s children."""
+    rc, _, err, _, peak = run_forked(fork_server, None, tmp_path_factory.mktemp("forked-base"))
     assert rc == 0, err
     return peak
 
@@ -128,10 +231,31 @@ def check(result: tuple, expected: int, text: str | None, base: float, command: 
     assert peak < LIMIT_BYTES + base, f"peak RSS {peak / 1e6:.0f} MB above {LIMIT} + the base {base / 1e6:.0f} MB"
 
 
-@pytest.mark.parametrize("argv, expected, text", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
-def test_cli_refuses_or_computes_within_the_limit(files, base, argv, expected, text):
+def _cli_argv(argv: list[str]) -> list[str]:
     extra = [] if "--memory-limit" in argv else ["--memory-limit", LIMIT]
-    result = run_child(["-m", "chainamp", *argv, *extra, "--no-progress"], files)
+    return [*argv, *extra, "--no-progress"]
+
+
+@pytest.mark.parametrize("argv, expected, text", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+def test_cli_refuses_or_computes_within_the_limit(files, fork_server, forked_base, argv, expected, text):
+    result = run_forked(fork_server, _cli_argv(argv), files)
+    check(result, expected, text, forked_base, f"chainamp {argv[0]}: error: ")
+
+
+def test_the_fork_server_runs_what_python_dash_m_runs(fork_server, tmp_path):
+    """The forked children are not vacuous: a usage error exits 2 with chainamp's one line, a bad file 2, the
+    demo 0 with its output; and the base is that of a process holding the imports (tens of MB at least)."""
+    code, out, err, _, peak = run_forked(fork_server, [], tmp_path)
+    assert code == 2 and err.startswith("chainamp: error: missing COMMAND"), (code, err)
+    code, _, err, _, _ = run_forked(fork_server, ["audit", "missing.toml"], tmp_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1, (code, err)
+    assert peak > 30e6
+
+
+@pytest.mark.slow  # the same cases as test_cli_refuses_or_computes_within_the_limit, each in a new interpreter
+@pytest.mark.parametrize("argv, expected, text", [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+def test_cli_case_in_a_fresh_interpreter(files, base, argv, expected, text):
+    result = run_child(["-m", "chainamp", *_cli_argv(argv)], files)
     check(result, expected, text, base, f"chainamp {argv[0]}: error: ")
 
 

@@ -163,7 +163,8 @@ def _small_units(fn):
     return run
 
 
-@pytest.mark.parametrize("seed", range(4), ids=[f"seed{s}" for s in range(4)])
+@pytest.mark.parametrize("seed", [0, 1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)],
+                         ids=[f"seed{s}" for s in range(4)])  # seeds 0 (no zeros) and 1 (zeros) take seeds 2 and 3's paths
 def test_pruned_queries_equal_full_scans_with_multi_pair_units(seed):
     rng = np.random.default_rng(seed)
     P = _dirichlet(rng, 12, 6, zeros=0.15 * (seed % 2))
