@@ -91,6 +91,8 @@ EXACT_TOLERANCE = 1e-7
 COIN_TAIL = 1e-20
 #: a queued interval is split into this many parts (single datasets when it holds at most 8)
 SPLIT = 4
+#: the window tail of the k-RR lower profile's binomials (mass left out only lowers a lower bound)
+LOWER_TAIL = 1e-15
 #: the work (outcomes of all components computed, weighted by log2(outcomes) / 16) spent splitting intervals; past it, the intervals left are
 #: kept unsplit (sound, looser). About 1 s on this machine at n = 1e8
 EXACT_WORK_BUDGET = 2.4e7
@@ -399,7 +401,9 @@ def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_
         upper = DominatingPair.from_roc(s, b, name=f"{k}-ary RR shuffled among {users} users (two-output reveal bound)",
                                         exact=False)
         bar.update(1)
-        lower = _krr_lower(N, d, o, pp, qq, tail, lower_outcomes)
+        # windows at 1e-15 for the lower: outcomes left out only lower it (by at most their mass), and every T
+        # value then fits the outcome budget at deployed sizes instead of being subsampled
+        lower = _krr_lower(N, d, o, pp, qq, max(tail, LOWER_TAIL), lower_outcomes)
         bar.update(1)
     what = ("every other user holds one third value; the exact profile of the view (h_x0 + h_x1, h_x0), a "
             "post-processing of its histogram")
@@ -412,7 +416,7 @@ def _krr_lower(N: int, d: float, o: float, pp: float, qq: float, tail: float, bu
         return None
     lo, w, _ = binomial_window(N, 2 * o, tail)
     Ts = np.arange(lo, lo + w.size + 1)  # T = others' in-count + user 1's
-    width = int(2 * 14 * math.sqrt(max(Ts[-1], 1) / 4.0)) + 2
+    width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(Ts[-1], 1) / 4.0)) + 2  # Chernoff width
     step = max(1, int(math.ceil(Ts.size * width / budget)))
     centre = int(np.argmax(w))
     pick = Ts[(Ts - lo - centre) % step == 0]
