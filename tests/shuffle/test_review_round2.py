@@ -109,3 +109,208 @@ def test_split_window_sum_positive_part_directly():
     zero = 1.0 - probs.sum() + 2.0**-52
     exact_n1 = 3.0e4 * 1e-12  # E[U_+] for one user
     assert sum_positive_part(vals, probs, zero, 1) >= exact_n1
+
+
+# --- 1b. sum_positive_part on adversarial atoms, against the exact expectation ---------------------------------
+
+def _exact_spp(vals, probs, zero, n) -> mpmath.mpf:
+    """``E[(U_1 + ... + U_n)_+] / n`` of the float atoms as given (40 digits)."""
+    mpmath.mp.dps = 40
+    V = [mpmath.mpf(float(v)) for v in vals] + [mpmath.mpf(0)]
+    P = [mpmath.mpf(float(p)) for p in probs] + [mpmath.mpf(float(zero))]
+    tot = mpmath.mpf(0)
+    for cnt in _compositions(n, len(V)):
+        s = mpmath.fsum(c * v for c, v in zip(cnt, V))
+        if s > 0:
+            w = mpmath.factorial(n)
+            for c, p in zip(cnt, P):
+                w = w * p ** c / mpmath.factorial(c)
+            tot += w * s
+    return tot / n
+
+
+def _adversarial_atoms(rng, kind: int):
+    m = int(rng.integers(1, 5))
+    if kind == 0:  # a rare huge atom, a concentrated negative bulk, a negative atom near 0 (the split window)
+        vals = np.array([10 ** rng.uniform(2, 6), -rng.uniform(0, 1), -2.0 - rng.uniform(0, 1e-3), -2.0][:max(m, 2)])
+        probs = np.array([10 ** rng.uniform(-14, -8), 10 ** rng.uniform(-6, -3), 0.3, 0.7][:vals.size])
+    elif kind == 1:  # atoms exactly on a lattice of a power of two
+        h = 2.0 ** int(rng.integers(-10, 5))
+        vals = h * rng.integers(-600, 600, size=m).astype(float)
+        probs = rng.dirichlet([0.3] * m) * rng.uniform(0.5, 1)
+    elif kind == 2:  # one positive atom and negatives within half a lattice step of 0
+        vals = np.concatenate(([rng.uniform(0.5, 600)], -rng.uniform(0, 1e-3, size=m)))
+        probs = rng.dirichlet([1] * vals.size)
+    elif kind == 3:  # 16 orders of magnitude of spread
+        vals = rng.choice([-1, 1], size=m) * 10.0 ** rng.uniform(-8, 8, size=m)
+        vals[0] = abs(vals[0])
+        probs = rng.dirichlet([0.3] * m)
+    else:
+        vals = rng.standard_normal(m) * 3
+        vals[0] = abs(vals[0])
+        probs = rng.dirichlet([1] * m) * rng.uniform(0.1, 1)
+    probs = probs / max(1.0, probs.sum()) * (1 - 1e-12)
+    return vals, probs, max(0.0, 1.0 - math.fsum(probs.tolist())) + 2.0 ** -52
+
+
+def _check_spp(seed: int, cases: int) -> int:
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for c in range(cases):
+        vals, probs, zero = _adversarial_atoms(rng, c % 5)
+        n = int(rng.integers(1, 9))
+        exact = _exact_spp(vals, probs, zero, n)
+        for cap in (8, 16, 512):
+            got = sum_positive_part(vals, probs, zero, n, cap=cap)
+            assert got >= exact, (c, n, cap, vals.tolist(), probs.tolist(), got, exact)
+            checked += 1
+    return checked
+
+
+def test_sum_positive_part_adversarial_atoms():
+    """Before the split-window fix 18 of these 300 cases (kind 0) fell below the exact expectation."""
+    assert _check_spp(1, 300) == 900
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2, 6))
+def test_sum_positive_part_adversarial_atoms_slow(seed):
+    assert _check_spp(seed, 1500) == 4500
+
+
+# --- 1c. blanket_delta against the exact blanket expectation (random channels, every route) -----------------------
+
+def _channel(rng, kind: str, k: int, m: int) -> np.ndarray:
+    if kind == "dirichlet":
+        M = rng.dirichlet([0.3] * m, size=k)
+    elif kind == "zeros":
+        M = rng.integers(0, 4, size=(k, m)).astype(float)
+        M[M.sum(1) == 0, 0] = 1
+    elif kind == "near":  # rows equal up to 1e-6
+        base = rng.dirichlet([1] * m)
+        M = np.abs(np.array([base * (1 + 1e-6 * rng.standard_normal(m)) for _ in range(k)]))
+    elif kind == "extreme":  # entries over 12 orders of magnitude
+        M = 10.0 ** rng.uniform(-12, 0, size=(k, m))
+    elif kind == "few":  # at most three outputs: the closed form
+        M = rng.dirichlet([1] * min(m, 3), size=k)
+    else:
+        M = rng.uniform(0.05, 1, size=(k, m))
+    return M / M.sum(1, keepdims=True)
+
+
+_KINDS = ("dirichlet", "zeros", "near", "extreme", "few", "uniform")
+
+
+def _check_blanket(seed: int, cases: int) -> int:
+    from chainamp.shuffle.blanket import _dense
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for c in range(cases):
+        k, m, n = int(rng.integers(2, 4)), int(rng.integers(2, 6)), int(rng.integers(2, 9))
+        n = min(n, 6) if m >= 5 else n
+        D = _dense(_channel(rng, _KINDS[c % 6], k, m))
+        F = _frac_rows(D)
+        m = D.shape[1]
+        ratios = [D[a, y] / D[b, y] for a in range(k) for b in range(k) if a != b for y in range(m)
+                  if D[b, y] > 0 and D[a, y] > 0]
+        eps0 = math.log(max(ratios)) if ratios else 1.0
+        epss = sorted({0.0, 1e-12, 1e-6, 0.05, 0.3, 1.0, *(eps0 * f for f in (0.5, 0.9, 1 - 1e-9, 1.0)),
+                       *[math.log(r) for r in ratios if r > 1][:4], *rng.uniform(0, max(eps0, 0.1), 3)})
+        epss = [x for x in epss if x >= 0]
+        exact = [_exact_blanket(F, n, x) for x in epss]
+        for terms in (20_000, 1):  # max_terms=1 sends <= 3-class pairs through the ladder
+            got = blanket_delta(D, n, epss, max_terms=terms, progress=False)
+            for x, g, ex in zip(epss, got, exact):
+                assert g >= ex, (c, n, terms, x, g, ex, D.tolist())
+                checked += 1
+    return checked
+
+
+def test_blanket_delta_never_below_exact_blanket():
+    assert _check_blanket(1, 8) > 150
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [7, 11, 13])
+def test_blanket_delta_never_below_exact_blanket_slow(seed):
+    assert _check_blanket(seed, 300) > 5000
+
+
+def _check_krr(seed: int, cases: int) -> int:
+    from chainamp.operators import SymmetricChannel
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(cases):
+        k = int(rng.integers(2, 6))
+        n = int(rng.integers(2, 8 if k <= 3 else 6))
+        eps0 = float(rng.choice([1e-6, 0.1, 1.0, 3.0, 8.0, -1.0, -0.2]))
+        if eps0 > 0:
+            S = SymmetricChannel.from_epsilon(k, eps0)
+        else:  # anti-randomized response: diagonal below off-diagonal
+            o = 1.0 / (k - 1 + math.exp(eps0))
+            S = SymmetricChannel(k, 1 - (k - 1) * o, o)
+        d, o = S.diagonal, S.off_diagonal
+        F = [[Fraction(d) if x == y else Fraction(o) for y in range(k)] for x in range(k)]
+        e0 = abs(math.log(d / o))
+        epss = sorted({0.0, 1e-12, e0 * 0.3, e0 * 0.7, e0 * (1 - 1e-9), e0, float(rng.uniform(0, e0 + 0.1))})
+        exact = [_exact_blanket(F, n, x, pairs=[(0, 1)]) for x in epss]
+        for terms in (1, 20_000):
+            got = blanket_delta(S, n, epss, max_terms=terms, progress=False)
+            for x, g, ex in zip(epss, got, exact):
+                assert g >= ex, (k, n, d, o, terms, x, g, ex)
+                checked += 1
+    return checked
+
+
+def test_krr_ladder_and_closed_form_never_below_exact_blanket():
+    assert _check_krr(1, 15) > 150
+
+
+@pytest.mark.slow
+def test_krr_ladder_and_closed_form_never_below_exact_blanket_slow():
+    assert _check_krr(2, 500) > 5000
+
+
+# --- 1d. large n: the ladder against an independent closed form of the two-atom sum ------------------------------
+
+def _two_atom_reference(u0: float, u1: float, m: float, n: int) -> float:
+    """``E[(S)_+] / n``, ``S = i u0 + j u1`` with ``(i, j)`` the counts of a trinomial ``(n; m, m)``: conditioned on
+    ``N = i + j`` (+-40 sd), ``i ~ Bin(N, 1/2)`` and the positive part is a tail (scipy, float64)."""
+    import scipy.stats as st
+    pi = 2 * m
+    mean, sd = n * pi, math.sqrt(n * pi * (1 - pi))
+    N = np.arange(max(1, int(mean - 40 * sd - 40)), min(n, int(mean + 40 * sd + 40)) + 1)
+    j = np.floor(-N * u1 / (u0 - u1)) + 1
+    Ei = N * 0.5 * st.binom.sf(j - 2, N - 1, 0.5)
+    Pj = st.binom.sf(j - 1, N, 0.5)
+    return float(np.sum(st.binom.pmf(N, n, pi) * ((u0 - u1) * Ei + N * u1 * Pj))) / n
+
+
+def _check_large(ns) -> float:
+    from chainamp.operators import SymmetricChannel
+    worst = math.inf
+    for n in ns:
+        for p in (0.55, 0.75, 0.9, 0.99):
+            q = 1 - p
+            S = SymmetricChannel(2, p, q)
+            for eps in (1e-3, 0.01, 0.05, 0.1, 0.3, 1.0):
+                e = math.exp(eps)
+                u0, u1 = (p - e * q) / q, (q - e * p) / q
+                if u0 <= 0:
+                    continue
+                ref = _two_atom_reference(u0, u1, q, n)
+                if ref < 1e-12:
+                    continue
+                got = blanket_delta(S, n, [eps], max_terms=1, progress=False)[0]  # through the ladder
+                assert got >= ref * (1 - 1e-9), (n, p, eps, got, ref)
+                worst = min(worst, got / ref)
+    return worst
+
+
+def test_ladder_large_n_binary_rr():
+    assert _check_large([10**3, 10**4]) < 1.01  # measured 1.0000024 at n = 1e3, p = 0.9, eps = 1e-3
+
+
+@pytest.mark.slow
+def test_ladder_large_n_binary_rr_slow():
+    assert _check_large([10**5, 10**6]) < 1.05
