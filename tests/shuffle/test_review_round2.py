@@ -314,3 +314,163 @@ def test_ladder_large_n_binary_rr():
 @pytest.mark.slow
 def test_ladder_large_n_binary_rr_slow():
     assert _check_large([10**5, 10**6]) < 1.05
+
+
+# --- 2. the clone pair: D_c non-increasing in c, per-count bounds, block summation ------------------------------
+
+def _clone_D(c: int, w: Fraction, e: Fraction) -> Fraction:
+    """``D_c`` of the clone pair exactly: c fair clones and the changing user (kind 0 w.p. w under x0, kind 1 under
+    x1), the observer seeing the count a of kind 0 among c + 1."""
+    W = [Fraction(math.comb(c, a), 2 ** c) for a in range(c + 1)]
+    tot = Fraction(0)
+    for a in range(c + 2):
+        lo, hi = (W[a - 1] if a else 0), (W[a] if a <= c else 0)
+        v = (w * lo + (1 - w) * hi) - e * ((1 - w) * lo + w * hi)
+        tot += max(v, Fraction(0))
+    return tot
+
+
+def _check_clones(cs, ws, es) -> int:
+    from chainamp.shuffle._clones import _per_count
+    checked = 0
+    for w in ws:
+        for ef in es:
+            e = Fraction(ef)  # _per_count takes a lower bound of e^eps: compare at that exact value
+            got = _per_count(np.array(cs, dtype=float), float(w), ef)
+            prev = None
+            for c, g in zip(cs, got):
+                d = _clone_D(c, w, e)
+                assert g >= d, (c, w, ef, g, d)
+                if prev is not None and prev[0] == c - 1:
+                    assert d <= prev[1], ("D_c increased", c, w, ef)
+                prev = (c, d)
+                checked += 1
+    return checked
+
+
+def test_clone_D_non_increasing_and_per_count_above():
+    """The block sum values each block at its first count, sound iff ``D_c`` does not increase with c (adding a fair
+    clone is a post-processing of both sides): checked exactly, with the float per-count bound above it."""
+    assert _check_clones(list(range(0, 30)) + [64, 65], [Fraction(51, 100), Fraction(3, 4), Fraction(1)],
+                         [1.0, 1.0000001, 1.5, 20.0]) == 384
+
+
+@pytest.mark.slow
+def test_clone_D_non_increasing_and_per_count_above_slow():
+    ws = [Fraction(51, 100), Fraction(3, 4), Fraction(9, 10), Fraction(999, 1000), Fraction(1)]
+    es = [1.0, 1.0000001, 1.01, 1.1, 1.5, 2.0, 3.0, 20.0, 1000.0]
+    assert _check_clones(list(range(0, 60)) + [100, 101, 160, 161], ws, es) == 2880
+
+
+def _check_clone_blocks(cases) -> None:
+    """Blocks of ``sd / 64`` counts valued at their first count (aligned to multiples of the block width, so the
+    first block starts at or below the window) against the unblocked sum of the same per-count bounds over
+    +-12 sd (wider than the library's window, whose outside mass it adds with D <= 1)."""
+    import scipy.stats as st
+    from chainamp.shuffle._clones import _per_count, clone_pair_delta, clone_window
+    for n_others, s in cases:
+        c, _, _ = clone_window(n_others, s)
+        sd = math.sqrt(n_others * s * (1 - s))
+        lo = max(0, int(n_others * s - 12 * sd))
+        width = int(sd // 64)
+        assert width > 1 and np.all(np.diff(c) == width) and c[0] % width == 0
+        allc = np.arange(lo, min(n_others, int(n_others * s + 12 * sd)) + 1, dtype=float)
+        pall = st.binom.pmf(allc, n_others, s)
+        for w in (0.6, 0.9):
+            for eps in (0.001, 0.003, 0.01):
+                e = math.exp(eps) * (1 - 4 * 2.0 ** -53)
+                ref = float(np.dot(pall, _per_count(allc, w, e)))
+                got = clone_pair_delta(n_others, s, w, 1.0, np.array([eps]))[0]
+                assert got >= ref, (n_others, s, w, eps, got, ref)
+
+
+def test_clone_blocks_against_unblocked_sum():
+    _check_clone_blocks([(10**6, 0.5)])
+
+
+@pytest.mark.slow
+def test_clone_blocks_against_unblocked_sum_slow():
+    _check_clone_blocks([(2 * 10**6 + 3, 0.31), (10**7, 0.05), (10**8, 0.9)])
+
+
+# --- 3. binary_rr_shuffle: interval components, coin floors, refinement, against brute force -----------------------
+
+def _rr_dists(n: int, R) -> list:
+    from test_shuffle_exact import _shuffled
+    return [(_shuffled(v, 0, R), _shuffled(v, 1, R)) for v in itertools.combinations_with_replacement(range(2), n - 1)]
+
+
+def _check_rr(seed: int, cases: int) -> int:
+    """Random n <= 9 and p (1/2, just above it, near 1), intervals forced (max_exact_all=0, min_exact=1) with random
+    growth and coin tails, with and without refinement; tested at eps just below the exact worst case's kinks (the
+    likelihood ratios of the histograms) and just above them."""
+    from test_shuffle_exact import _eps_below, _hockey
+    from chainamp.shuffle import binary_rr_shuffle
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(cases):
+        n = int(rng.integers(2, 10))
+        p = float(rng.choice([0.5, 0.5 + 1e-9, 0.51, 0.6, 2 / 3, 0.75, 0.9, 0.99, 0.999, rng.uniform(0.5, 1.0)]))
+        fp = Fraction(p)
+        ds = _rr_dists(n, [[fp, 1 - fp], [1 - fp, fp]])
+        ratios = sorted({P[h] / Q[h] for P, Q in ds for h in P if Q.get(h) and P[h] >= Q[h]})
+        pick = [ratios[i] for i in rng.choice(len(ratios), size=min(8, len(ratios)), replace=False)]
+        As = [Fraction(1), Fraction(11, 10), Fraction(2), *pick, *(r * (1 + Fraction(1, 10**6)) for r in pick[:3])]
+        worst = {a: max(max(_hockey(P, Q, a), _hockey(Q, P, a)) for P, Q in ds) for a in As}
+        for kw in (dict(growth=float(rng.choice([1.1, 1.5, 2.0, 10.0])),
+                        coin_tail=float(rng.choice([1e-20, 1e-3, 0.05, 0.3, 0.7]))),
+                   dict(growth=1.5, coin_tail=0.1, target_delta=float(rng.choice([1e-3, 0.05, 0.3])),
+                        budget=float(rng.choice([0, 10, 1e9])))):
+            res = binary_rr_shuffle(n, p, max_exact_all=0, min_exact=1, progress=False, **kw)
+            for a in As:
+                e = _eps_below(a)
+                if e >= 0:
+                    assert res.upper.delta(e) >= worst[a], (n, p, kw, a)
+                    checked += 1
+    return checked
+
+
+def test_binary_rr_intervals_never_below_brute_force():
+    assert _check_rr(1, 20) > 300
+
+
+@pytest.mark.slow
+def test_binary_rr_intervals_never_below_brute_force_slow():
+    assert _check_rr(2, 400) > 6000
+
+
+def _check_windows(ns, ps) -> float:
+    """Every window mass of :func:`binomial_window` (the ratio recurrence on long windows) within PMF_RTOL of mpmath
+    at its first and last 40 points, 60 points across and the mode; the dropped mass above 400 terms of each tail."""
+    from chainamp.shuffle import _binomial
+    mpmath.mp.dps = 40
+    worst = 0.0
+    for n in ns:
+        for p in ps:
+            lo, w, dropped = _binomial.binomial_window(n, p)
+            P = mpmath.mpf(p)
+            lQ, lP = mpmath.log(1 - P), mpmath.log(P)
+
+            def pmf(k):
+                return mpmath.exp(mpmath.loggamma(n + 1) - mpmath.loggamma(k + 1) - mpmath.loggamma(n - k + 1)
+                                  + k * lP + (n - k) * lQ)
+            js = {*range(min(w.size, 40)), *range(max(0, w.size - 40), w.size),
+                  *np.linspace(0, w.size - 1, 60).astype(int).tolist(), int(np.argmax(w))}
+            for j in sorted(js):
+                err = float(abs(mpmath.mpf(float(w[j])) / pmf(lo + j) - 1))
+                assert err <= _binomial.PMF_RTOL, (n, p, lo + j, err)
+                worst = max(worst, err)
+            tails = mpmath.fsum(pmf(k) for k in range(max(0, lo - 400), lo)) + \
+                mpmath.fsum(pmf(k) for k in range(lo + w.size, min(n, lo + w.size + 400) + 1))
+            assert tails <= dropped, (n, p, tails, dropped)
+    return worst
+
+
+def test_binomial_windows_extreme_p():
+    assert _check_windows([10**8], [1e-6, 0.5, 1 - 1e-9]) < 1e-10  # measured 8.2e-12 over the slow sweep
+
+
+@pytest.mark.slow
+def test_binomial_windows_extreme_p_slow():
+    ps = [1e-6, 3e-5, 0.001, 0.3, 0.5, 0.5 + 2**-30, 0.75, 0.999, 1 - 1e-6, 1 - 1e-9]
+    assert _check_windows([10**3, 10**5, 10**6, 10**7, 10**8], ps) < 1e-10
