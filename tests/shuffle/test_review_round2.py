@@ -523,3 +523,10 @@ def test_split_window_large_n_rare_atoms(cases, seed):
         ref = _rare_atom_reference(A, pA, B, pB, n)
         got = sum_positive_part(np.array([A, B]), np.array([pA, pB]), 1 - pA - pB + 2**-52, n)
         assert got >= ref * (1 - 1e-9), (n, A, pA, B, pB, got, ref)
+
+
+def test_clone_per_count_at_rounding_edges():
+    """w at 1/2 and within 2^-40 of it (threshold (c + 1) B / ((2w - 1)(1 + e)) huge or 0/0), w within 1e-12 of 1,
+    e within 2^-40 of 1 and e = 1e6: the float bound stays above the exact D_c (1764 points measured in review)."""
+    ws = [Fraction(0.5), Fraction(0.5 + 2**-40), Fraction(1 - 1e-12)]
+    assert _check_clones(list(range(0, 24)) + [127], ws, [1.0 + 2**-40, 1.0001, 1e6]) == 225
