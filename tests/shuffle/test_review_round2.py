@@ -400,7 +400,7 @@ def _rr_dists(n: int, R) -> list:
     return [(_shuffled(v, 0, R), _shuffled(v, 1, R)) for v in itertools.combinations_with_replacement(range(2), n - 1)]
 
 
-def _check_rr(seed: int, cases: int) -> int:
+def _check_rr(seed: int, cases: int, sizes: tuple = (2, 10)) -> int:
     """Random n <= 9 and p (1/2, just above it, near 1), intervals forced (max_exact_all=0, min_exact=1) with random
     growth and coin tails, with and without refinement; tested at eps just below the exact worst case's kinks (the
     likelihood ratios of the histograms) and just above them."""
@@ -409,7 +409,7 @@ def _check_rr(seed: int, cases: int) -> int:
     rng = np.random.default_rng(seed)
     checked = 0
     for _ in range(cases):
-        n = int(rng.integers(2, 10))
+        n = int(rng.integers(*sizes))
         p = float(rng.choice([0.5, 0.5 + 1e-9, 0.51, 0.6, 2 / 3, 0.75, 0.9, 0.99, 0.999, rng.uniform(0.5, 1.0)]))
         fp = Fraction(p)
         ds = _rr_dists(n, [[fp, 1 - fp], [1 - fp, fp]])
@@ -437,6 +437,12 @@ def test_binary_rr_intervals_never_below_brute_force():
 @pytest.mark.slow
 def test_binary_rr_intervals_never_below_brute_force_slow():
     assert _check_rr(2, 400) > 6000
+
+
+@pytest.mark.slow
+def test_binary_rr_intervals_never_below_brute_force_n_to_24_slow():
+    """n = 10 .. 24: intervals long enough that the coin floor c is positive at the coarse coin tails."""
+    assert _check_rr(3, 30, sizes=(10, 25)) > 600
 
 
 def _check_windows(ns, ps) -> float:
