@@ -536,3 +536,13 @@ def test_clone_per_count_at_rounding_edges():
     e within 2^-40 of 1 and e = 1e6: the float bound stays above the exact D_c (1764 points measured in review)."""
     ws = [Fraction(0.5), Fraction(0.5 + 2**-40), Fraction(1 - 1e-12)]
     assert _check_clones(list(range(0, 24)) + [127], ws, [1.0 + 2**-40, 1.0001, 1e6]) == 225
+
+
+def test_split_window_counterexample_through_the_api():
+    """The same channel through ``amplify_shuffled`` ("auto" picks the blanket): before the fix the report said
+    delta(ln 3) = 0 at n = 2 against an exact worst case of 2.9995e-8 (brute force over every dataset)."""
+    from chainamp import amplify_shuffled
+    R = _split_counterexample()
+    x = math.log(3.0)
+    rep = amplify_shuffled(R, 2, progress=False)
+    assert rep.delta_at(x) >= worst_deltas(_frac_rows(R), 2, [x])[0] > 2.9e-8
