@@ -137,8 +137,9 @@ def sum_positive_part(values: np.ndarray, probs: np.ndarray, zero: float, n: int
 
     When the atoms spread over far more than U's standard deviation sigma (rare outputs of extreme ratio), one
     lattice over all of them is coarse; the smaller of two bounds is returned then, the second on the window
-    ``mean +- 32 sigma``: atoms above it are split off (``(a + b)_+ <= a_+ + b_+``, and the split part is
-    non-negative, so it adds its mean ``sum p_i v_i`` exactly), atoms below it are raised to its lower end.
+    ``mean +- 32 sigma``: atoms above it and above 0 are split off (``(a + b)_+ <= a_+ + b_+``, and the split part
+    is non-negative, so it adds its mean ``sum p_i v_i`` exactly; a negative atom above ``mean + 32 sigma < 0``
+    stays in the lattice, since ``b_+ > b`` there), atoms below it are raised to its lower end.
 
     >>> v = sum_positive_part(np.array([1.0, -1.0]), np.array([0.5, 0.5]), 0.0, 2)  # E[(+-1 +-1)_+] / 2 = 0.25
     >>> 0.25 <= v < 0.2501
@@ -156,7 +157,7 @@ def sum_positive_part(values: np.ndarray, probs: np.ndarray, zero: float, n: int
     span = float(values.max()) - min(float(values.min()), 0.0)
     if sd > 0.0 and span > 128.0 * sd:
         lo_w, hi_w = mean - 32.0 * sd, mean + 32.0 * sd
-        far = values > hi_w
+        far = values > max(hi_w, 0.0)  # only non-negative atoms may be split off at their mean (hi_w < 0 happens)
         k = int(far.sum())
         split = math.fsum((probs[far] * values[far]).tolist()) * (1.0 + (k + 4) * _U)  # all terms positive
         zero_in = (zero + math.fsum(probs[far].tolist())) * (1.0 + 4 * _U)
