@@ -57,6 +57,8 @@ def clone_window(n_others: int, s: float, tail: float = _WINDOW_TAIL) -> tuple[n
         return np.zeros(1), np.ones(1), 0.0
     if s >= 1.0:
         return np.array([float(n_others)]), np.ones(1), 0.0
+    if s < 1e-250:  # Boost's pmf overflows near subnormal s: C = 0 but with probability P(C >= 1) <= n s
+        return np.zeros(1), np.ones(1), math.nextafter(n_others * s * (1.0 + 4 * _U), math.inf) + 1e-300
     mean, sd = n_others * s, math.sqrt(n_others * s * (1.0 - s))
     z = 4.0
     while True:

@@ -336,7 +336,7 @@ def _generic(rz: Randomizer, users: int, **_: Any) -> ShuffleBound | None:
         if not 0.0 < e0 < math.inf:
             return None
         s = clone_probability(_matrix(rz))
-        s = None if s <= math.exp(-e0) else min(s, 2.0 / (math.exp(e0) + 1.0))
+        s = None if s <= math.exp(-e0) else min(s, 2.0 * math.exp(-e0) / (1.0 + math.exp(-e0)))  # no overflow
     note = (() if s is None else (f"clone probability {fmt_number(s)} certified for this randomizer (larger than "
                                   f"e^-eps0 = {fmt_number(math.exp(-e0))})",))
     return _curve_bound(lambda e: generic_delta(e0, users, np.atleast_1d(e), clone_probability=s),

@@ -93,7 +93,7 @@ def variation_ratio_parameters(R: Any) -> VariationRatio:
     if K.shape[0] < 2:
         raise InvalidMechanismError(f"R must have at least 2 values (rows), got shape {K.shape}")
     eps = ldp_guarantee(K).epsilon
-    p = math.inf if math.isinf(eps) else math.nextafter(math.exp(eps) * (1.0 + 4 * _U), math.inf)
+    p = math.inf if eps > 709.0 else math.nextafter(math.exp(eps) * (1.0 + 4 * _U), math.inf)  # e^709.8 overflows
     beta = float(dobrushin(K).gamma)
     if isinstance(K, SymmetricChannel):
         low = max(0.0, abs(K.diagonal - K.off_diagonal) * (1.0 - 8 * _U))

@@ -263,3 +263,22 @@ def test_a_product_of_steps_widens_its_pure_level():
     bound = api._blanket(rz, 30)
     assert rz.error is not None and rz.error.ratio_error() > 0
     assert bound.profile.pure_epsilon > api._pure(rz.local_epsilon)
+
+
+@pytest.mark.parametrize("case", ["subnormal-column", "dp-705", "dp-800"])
+def test_extreme_local_levels_give_answers_not_overflow(case):
+    """A subnormal column minimum (local eps 715) and black boxes past e^709.8 used to raise OverflowError in the
+    blanket ladder, the variation parameters and the clone window; now every method answers (no amplification
+    to speak of: the certified eps is the local level) and the blanket's delta stays a probability."""
+    import chainamp as ca
+
+    if case == "subnormal-column":
+        K = MarkovOperator([[1e-311, 0.5, 0.5 - 1e-311], [0.3, 0.3, 0.4]])
+        rep = amplify_shuffled(K, 100, progress=False)
+        assert rep.method == "blanket" and rep.epsilon >= (math.log(0.3) - math.log(1e-311)) * (1 - 1e-12)
+        assert 0.0 <= amplify_shuffled(K, 100, method="blanket", progress=False).delta_at(0.5) <= 1.0
+        assert all(isinstance(v, (float, str)) for v in rep.methods.values())
+    else:
+        eps0 = float(case.split("-")[1])
+        rep = amplify_shuffled(ca.DP(eps0), 100, progress=False)
+        assert rep.method == "generic" and rep.epsilon >= eps0
