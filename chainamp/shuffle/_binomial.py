@@ -26,23 +26,28 @@ PMF_RTOL = 1e-9
 WINDOW_TAIL = 1e-40
 
 
-def _kl(x: float, p: float) -> float:
-    """``KL(Bern(x) || Bern(p))`` in nats (0 log 0 = 0)."""
-    out = 0.0
+def _kl(x: float, p: float) -> tuple[float, float]:
+    """``KL(Bern(x) || Bern(p))`` in nats (0 log 0 = 0) and the sum of its two terms' magnitudes (their rounding
+    scales with it: the terms cancel near ``x = p``)."""
+    out = size = 0.0
     if x > 0.0:
-        out += x * math.log(x / p)
+        t = x * math.log(x / p)
+        out += t
+        size += abs(t)
     if x < 1.0:
-        out += (1.0 - x) * math.log((1.0 - x) / (1.0 - p))
-    return max(out, 0.0)
+        t = (1.0 - x) * math.log((1.0 - x) / (1.0 - p))
+        out += t
+        size += abs(t)
+    return max(out, 0.0), size
 
 
 def chernoff_log_tail(n: int, p: float, k: int, upper: bool) -> float:
     """An upper bound of ``log P(X >= k)`` (``upper``) or ``log P(X <= k)`` for ``X ~ Bin(n, p)``.
 
     Chernoff-Hoeffding: for ``k >= np``, ``P(X >= k) <= exp(-n KL(k/n || p))``, and the mirror bound for
-    ``k <= np``; 0 (probability 1) on the wrong side of the mean. The exponent is rounded down by a relative
-    ``1e-9`` (far above the float error of ``KL``, whose terms cancel by at most a factor ~1e4 in the tails
-    we use) so the returned log bound is never below the true one.
+    ``k <= np``; 0 (probability 1) on the wrong side of the mean. The exponent is lowered by ``n u (8 + 4 S)``
+    (``S`` the sum of the two KL terms' magnitudes: their rounding, which matters when they cancel near the mean
+    at very large n) and then by a relative ``1e-9``, so the returned log bound is never below the true one.
 
     >>> round(chernoff_log_tail(100, 0.5, 80, True), 4)
     -19.2745
@@ -61,8 +66,12 @@ def chernoff_log_tail(n: int, p: float, k: int, upper: bool) -> float:
             return 0.0
     if p <= 0.0 or p >= 1.0:
         return 0.0
-    e = n * _kl(k / n, p)
-    return -(e * (1.0 - 1e-9))
+    kl, size = _kl(k / n, p)
+    # each term within a few u of its magnitude (k / n, the quotients and logs rounded): an absolute margin of
+    # n u (8 + 4 size) on the exponent, beside the relative 1e-9, keeps the bound above the true one when the
+    # terms cancel (near the mean at very large n)
+    e = n * kl - n * UNIT_ROUNDOFF * (8.0 + 4.0 * size)
+    return -(max(e, 0.0) * (1.0 - 1e-9))
 
 
 def pmf_rtol(n: int, p: float) -> float:

@@ -213,3 +213,17 @@ def test_refinement_reaches_the_tolerance_within_budget_and_stays_sound_past_it(
     assert cheap.upper.epsilon(1e-6) >= full.upper.epsilon(1e-6) * (1 - 1e-12)
     for e in (0.0, 0.05, 0.1, 0.5):
         assert cheap.upper.delta(e) >= full.lower.delta(e)
+
+
+@pytest.mark.parametrize("n,p,z", [(10**12, 0.3, 0.5), (10**12, 0.0179862, 2.0), (10**8, 0.5, 0.2),
+                                   (10**15, 0.6, 1.0)], ids=["1e12-near", "1e12-q", "1e8-half", "1e15"])
+def test_chernoff_exponent_never_above_exact_near_the_mean(n, p, z):
+    """Near the mean at very large n the two KL terms cancel; the bound's exponent must still be at most the exact
+    n KL (mpmath at 50 digits), so the log bound is never below the exact Chernoff bound."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 50
+    sd = math.sqrt(n * p * (1 - p))
+    for k, upper in ((int(n * p + z * sd) + 1, True), (int(n * p - z * sd), False)):
+        x = mp.mpf(k) / n
+        exact = n * (x * mp.log(x / p) + (1 - x) * mp.log((1 - x) / (1 - mp.mpf(p))))
+        assert _binomial.chernoff_log_tail(n, p, k, upper) >= -exact
