@@ -414,7 +414,7 @@ def _krr_lower(N: int, d: float, o: float, pp: float, qq: float, tail: float, bu
     """The pair of the view ``(T, h_x0)`` when every other user holds a third value (see :func:`krr_shuffle`)."""
     if N == 0:
         return None
-    lo, w, _ = binomial_window(N, 2 * o, tail)
+    lo, w, w_out = binomial_window(N, 2 * o, tail)
     Ts = np.arange(lo, lo + w.size + 1)  # T = others' in-count + user 1's
     width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(Ts[-1], 1) / 4.0)) + 2  # Chernoff width
     step = max(1, int(math.ceil(Ts.size * width / budget)))
@@ -451,5 +451,10 @@ def _krr_lower(N: int, d: float, o: float, pp: float, qq: float, tail: float, bu
         Qs.append(Q)
     P, Q = np.concatenate(Ps), np.concatenate(Qs)
     s, b = both_orders(roc_lower, P, Q, 2 * PMF_RTOL + 64 * _U)
+    # an outcome's mass may miss what the windows left out (the count's tail, and at most ``tail`` of each of the
+    # three coin windows given T): a test's false-alarm side is raised by that much, so every point stays
+    # achievable (its detection side, left low, only lowers the curve)
+    missing = math.nextafter((w_out + 3.0 * tail) * (1.0 + 8 * _U), math.inf)
+    s = np.minimum(s + missing, 1.0)
     s, b = thin(s, b)
     return DominatingPair.from_roc(s, b, name="k-RR, every other user holds one third value (view T, h_x0)", exact=True)

@@ -227,3 +227,23 @@ def test_chernoff_exponent_never_above_exact_near_the_mean(n, p, z):
         x = mp.mpf(k) / n
         exact = n * (x * mp.log(x / p) + (1 - x) * mp.log((1 - x) / (1 - mp.mpf(p))))
         assert _binomial.chernoff_log_tail(n, p, k, upper) >= -exact
+
+
+@pytest.mark.parametrize("tail", [0.3, 0.05], ids=["tail0.3", "tail0.05"])
+@pytest.mark.parametrize("n,k,eps0", [(5, 3, 1.0), (6, 4, 0.5), (6, 3, 2.0)], ids=["n5k3", "n6k4", "n6k3"])
+def test_krr_lower_stays_below_its_dataset_with_coarse_windows(n, k, eps0, tail):
+    """The k-RR lower is the profile of a view of one concrete dataset (every other user holds value 2): with
+    windows that leave real mass out, its points' false-alarm side is raised by the mass left out, so the curve
+    stays below that dataset's exact histogram profile (Fraction brute force)."""
+    from chainamp.shuffle import exact
+
+    t = math.exp(-eps0)
+    d = 1.0 / (1.0 + (k - 1) * t)
+    o = (1.0 - d) / (k - 1)
+    fd, fo = Fraction(d), Fraction(o)
+    R = [[fd if x == y else fo for y in range(k)] for x in range(k)]
+    low = exact._krr_lower(n - 1, d, o, min(1.0, math.nextafter(d / (d + o), math.inf)), 0.0, tail, 1e6)
+    P, Q = _shuffled((2,) * (n - 1), 0, R), _shuffled((2,) * (n - 1), 1, R)
+    for a in A_VALUES + [Fraction(21, 20), Fraction(6, 5)]:
+        exact_h = max(_hockey(P, Q, a), _hockey(Q, P, a))
+        assert low.delta(math.nextafter(math.log(float(a)), math.inf) + 1e-12) <= float(exact_h) + 1e-12
