@@ -197,8 +197,28 @@ def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_t
         rel += r + pmf_rtol(c, 0.5)
         eta = eta * (1.0 + rel) + e2  # a convolution with a probability vector keeps a sup-norm error
         dropped += dc + tau
-    P, Q = _widen(*_user_pair(z, p, q), eta * (1.0 + 4 * _U))
-    return P, Q, rel + 4 * _U, dropped
+    Pc, Qc = _user_pair(z, p, q)
+    P, Q = _widen(Pc, Qc, eta * (1.0 + 4 * _U))
+    return P, Q, rel + 4 * _U, dropped, (Pc, Qc, eta * (1.0 + 4 * _U))
+
+
+def _lower_points(raw: tuple, rel: float, dropped: float) -> tuple[np.ndarray, np.ndarray]:
+    """ROC points of actual tests of an exact dataset (both orders), every side rounded the safe way for a LOWER
+    curve: masses within ``eta`` (FFT) moved the other way than for the certificate (P down, Q up), and each
+    test's false-alarm side raised by the mass the windows left out (``dropped``: it may belong to any
+    outcome)."""
+    Pc, Qc, eta = raw
+    if eta > 0.0:  # each order: its detection side down, its false-alarm side up
+        lo_p, lo_q = (np.maximum(np.nextafter(x - eta, -np.inf), 0.0) for x in (Pc, Qc))
+        hi_p, hi_q = (np.nextafter(x + eta, np.inf) for x in (Pc, Qc))
+        s1, b1 = roc_lower(lo_p, hi_q, rel, monotone=True)
+        s2, b2 = roc_lower(lo_q[::-1], hi_p[::-1], rel, monotone=True)
+        s, b = np.concatenate((s1, s2)), np.concatenate((b1, b2))
+    else:
+        s, b = both_orders(roc_lower, Pc, Qc, rel, monotone=True)
+    if dropped > 0.0:
+        s = np.minimum(np.nextafter(s + dropped * (1.0 + 4 * _U), np.inf), 1.0)
+    return s, b
 
 
 def _hockey(P: np.ndarray, Q: np.ndarray, a: float) -> float:
@@ -280,11 +300,11 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
             bar.update(m2 - m1 + 1)
 
         def visit(m1: int, m2: int, final: bool = False) -> None:
-            P, Q, rel, dropped = _component(N, m1, m2, p, q, tail, coin_tail)
+            P, Q, rel, dropped, raw = _component(N, m1, m2, p, q, tail, coin_tail)
             state["work"] += P.size * max(1.0, P.size / 16384.0) ** 0.75  # long arrays cost more per outcome
             if m1 == m2:
                 exact_ms.append(m1)
-                lo.add(*both_orders(roc_lower, P, Q, rel, monotone=True))
+                lo.add(*_lower_points(raw, rel, dropped))
                 if target_delta is not None:
                     state["eps"] = max(state["eps"], _epsilon_of(P, Q, target_delta, eps_hi))
             elif target_delta is not None and not final:
