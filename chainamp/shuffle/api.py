@@ -25,7 +25,8 @@ from ..mixing import doeblin, ldp_guarantee
 from ..operators import (MarkovOperator, StructuredOperator, SymmetricChannel, as_operator, multiply,
                          operator_error)
 from ..privacy import DP, DominatingPair, PrivacyProfile
-from .exact import binary_rr_shuffle, krr_shuffle
+from .exact import binary_rr_shuffle
+from .krr import krr_epsilon, krr_shuffle
 from .report import ShuffleReport
 
 __all__ = ["amplify_shuffled", "ShuffleMethodError", "METHODS"]
@@ -229,12 +230,21 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
         res = krr_shuffle(users, k, d, o, progress=progress)
         notes.append("k-ary RR: the certified profile is the two-output reveal bound, valid for every dataset but "
                      "not the exact worst case; the lower profile is a concrete dataset")
-        src = "two-output reveal bound for k-ary RR (shuffle.exact)"
-    prof = profile_of_pair(res.upper, name=res.upper.name, source=src, exact=res.exact_all)
+        src = "two-output reveal bound for k-ary RR (shuffle.krr)"
+    invert = None
+    if res.curve is not None:  # the curve itself (the pair through its grid is for compose)
+        curve, upper, pure = res.curve, res.upper, res.upper.pure_epsilon
+        prof = PrivacyProfile(lambda eps: np.where(np.asarray(eps, dtype=float) >= pure, 0.0,
+                                                   np.asarray(curve(np.atleast_1d(eps)), dtype=float).reshape(
+                                                       np.shape(eps))),
+                              name=upper.name, source=src, exact=False, pure_epsilon=pure, pair=lambda: upper)
+        invert = lambda d: min(krr_epsilon(curve, d, pure), pure)  # noqa: E731
+    else:
+        prof = profile_of_pair(res.upper, name=res.upper.name, source=src, exact=res.exact_all)
     low = None
     if res.lower is not None:
         low = profile_of_pair(res.lower, name=res.lower.name, source="exact profile of concrete datasets", exact=True)
-    return ShuffleBound(prof, low, res.lower_dataset, res.exact_all, tuple(notes))
+    return ShuffleBound(prof, low, res.lower_dataset, res.exact_all, tuple(notes), invert)
 
 
 def _matrix(rz: Randomizer) -> Any:

@@ -47,16 +47,8 @@ When every m is an exact component the certified curve is the exact worst case (
 otherwise intervals cover the rest and the report's ``lower`` (the envelope of the exact components, each
 a concrete dataset) shows the gap.
 
-**k-ary randomized response (k >= 3).** Every other user's report lands on user 1's two candidate values
-``{x0, x1}`` with a "coin" of probability ``2o`` (uniform on the two) whatever its value (a user holding x0
-lands there with ``d + o = 2o + (d - o)``, the extra ``d - o`` on the known x0); user 1 lands there with
-probability ``d + o`` under both hypotheses, as a binary RR with keep probability ``p' = d / (d + o)``.
-Revealing every report that is not a coin (and user 1's landing) is a refinement of the histogram, so
-every dataset is dominated by the mixture over ``C ~ Bin(N, 2o)`` coins of binary RR at ``p'`` among
-``C`` fair coins, with weight ``d + o`` (the rest of user 1's mass is identical under both hypotheses).
-That is a sound bound for every dataset, but NOT the exact worst case: the report's ``lower`` is the exact
-profile of the concrete dataset "every other user holds one third value" (sufficient statistics: the
-counts at x0, x1 and that value), and it states the gap.
+**k-ary randomized response (k >= 3)** is in :mod:`.krr` (a sound bound for every dataset, with a concrete
+dataset below it); it shares this module's convolutions and pairs.
 
 Numerics: binomials on their effective support with Chernoff bounds of the dropped mass
 (:mod:`._binomial`), which is added to delta as mass at infinite privacy loss; direct convolutions (every
@@ -71,15 +63,16 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
 from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol
-from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper, thin
+from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper
 
-__all__ = ["ShuffledPairs", "binary_rr_shuffle", "krr_shuffle", "EXACT_TOLERANCE"]
+__all__ = ["ShuffledPairs", "binary_rr_shuffle", "EXACT_TOLERANCE"]
 
 #: every dataset of the other users is computed exactly when there are at most this many (up to mirror images)
 MAX_EXACT_ALL = 512
@@ -110,6 +103,7 @@ class ShuffledPairs:
     exact_datasets: tuple
     intervals: tuple
     lower_dataset: str
+    curve: Any = None  # the certified delta curve (an array of eps in) when the method evaluates one directly
 
 
 def _conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
@@ -347,134 +341,9 @@ def _widen(P: np.ndarray, Q: np.ndarray, eta: float) -> tuple[np.ndarray, np.nda
     return np.nextafter(P + eta, np.inf), np.maximum(np.nextafter(Q - eta, -np.inf), 0.0)
 
 
-def _coin_masses(base: np.ndarray, rel: float, dropped: float, L: int, gamma: float, p: float, q: float,
-                 tail: float, bins: int = 48, eta: float = 0.0):
-    """ROC points of the revealed mixture over ``C ~ Bin(L, gamma)`` coins added to ``base``, each bin of C
-    values replaced by its smallest (a coin more is a post-processing), the mass below the window added to the
-    dropped tail. Outcomes (bin, s) are sorted by their computed ratio (no monotone shortcut across bins)."""
-    if L == 0:
-        P, Q = _user_pair(base, p, q)
-        return both_orders(roc_upper, P, Q, rel + 4 * _U, dropped, monotone=True)
-    lo, w, dw = binomial_window(L, gamma, tail)
-    cuts = np.unique(np.linspace(0, w.size, min(bins, w.size) + 1).astype(int))
-    Ps, Qs = [], []
-    z = base
-    have = 0
-    for j in range(cuts.size - 1):
-        c = lo + int(cuts[j])
-        if c > have:
-            _, coin, dc = binomial_window(c - have, 0.5, tail)
-            z, r, e2 = _conv_any(z, coin)
-            rel += r + pmf_rtol(c - have, 0.5)
-            eta = eta * (1.0 + rel) + e2  # a convolution with a probability vector keeps a sup-norm error
-            dropped += dc
-            have = c
-        wj = float(w[cuts[j]:cuts[j + 1]].sum()) if j < cuts.size - 2 else float(w[cuts[j]:].sum())
-        P, Q = _widen(*_user_pair(z, p, q), eta * (1.0 + 4 * _U))
-        Ps.append(wj * P)
-        Qs.append(wj * Q)
-    rel += PMF_RTOL + (w.size + 4) * _U
-    return np.concatenate(Ps), np.concatenate(Qs), rel + 8 * _U, dropped + dw
-
-
 def _interval_base(ones: int, zeros: int, p: float, q: float, tail: float):
     """``Bin(ones, p) + Bin(zeros, q)``: (Z, rel, dropped, absolute)."""
     _, a, da = binomial_window(ones, p, tail)
     _, b, db = binomial_window(zeros, q, tail)
     z, r, eta = _conv_any(a, b)
     return z, r + pmf_rtol(ones, p) + pmf_rtol(zeros, q) + 8 * _U, da + db, eta
-
-
-def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_TAIL, bins: int = 64,
-                lower_outcomes: float = 1e6, progress: bool | None = None) -> ShuffledPairs:
-    """Certified bound for k-ary RR (``K(x, x) = d``, ``K(x, y) = o``, ``k >= 3``) shuffled among ``users`` users,
-    valid for every dataset of the others (the two-output reveal of the module docstring), and the exact profile
-    of a post-processed view of one concrete dataset as ``lower``.
-
-    ``upper``: weight ``d + o`` on the mixture over ``C ~ Bin(N, 2o)`` coins (in at most ``bins`` bins, each
-    replaced by its smallest C) of binary RR at ``p' = d / (d + o)`` among C fair coins, plus an outcome of mass
-    ``1 - d - o`` identical under both hypotheses.
-    ``lower``: every other user holds one third value; the analyst's view (``T = h_x0 + h_x1``, ``h_x0``) (a
-    post-processing of the histogram, so its profile is a lower bound of that dataset's, hence of the worst
-    case); outcomes are dropped beyond ``lower_outcomes`` (which only lowers it).
-
-    >>> res = krr_shuffle(3, 4, 0.5, 1 / 6)
-    >>> bool(res.upper.delta(0.5) >= res.lower.delta(0.5))
-    True
-    """
-    N = int(users) - 1
-    pp = d / (d + o)
-    pp = min(1.0, math.nextafter(pp, math.inf))
-    qq = 1.0 - pp
-    inn = min(1.0, (d + o) * (1 + 4 * _U))
-    with progress_bar(2, "shuffle exact k-RR", unit="part", progress=progress) as bar:
-        if N == 0 or o == 0.0:
-            P, Q = _user_pair(np.ones(1), pp, qq)
-            rel, dropped = 4 * _U, 0.0
-        else:
-            P, Q, rel, dropped = _coin_masses(np.ones(1), 4 * _U, 0.0, N, 2 * o, pp, qq, tail, bins)
-        rest = max(0.0, 1.0 - d - o)
-        P = np.concatenate((P * inn, [rest]))
-        Q = np.concatenate((Q * inn, [rest]))
-        s, b = both_orders(roc_upper, P, Q, rel + 4 * _U, dropped)
-        s, b = thin(s, b)
-        upper = DominatingPair.from_roc(s, b, name=f"{k}-ary RR shuffled among {users} users (two-output reveal bound)",
-                                        exact=False)
-        bar.update(1)
-        # windows at 1e-15 for the lower: outcomes left out only lower it (by at most their mass), and every T
-        # value then fits the outcome budget at deployed sizes instead of being subsampled
-        lower = _krr_lower(N, d, o, pp, qq, max(tail, LOWER_TAIL), lower_outcomes)
-        bar.update(1)
-    what = ("every other user holds one third value; the exact profile of the view (h_x0 + h_x1, h_x0), a "
-            "post-processing of its histogram")
-    return ShuffledPairs(upper, lower, False, (), (), what)
-
-
-def _krr_lower(N: int, d: float, o: float, pp: float, qq: float, tail: float, budget: float) -> DominatingPair | None:
-    """The pair of the view ``(T, h_x0)`` when every other user holds a third value (see :func:`krr_shuffle`)."""
-    if N == 0:
-        return None
-    lo, w, w_out = binomial_window(N, 2 * o, tail)
-    Ts = np.arange(lo, lo + w.size + 1)  # T = others' in-count + user 1's
-    width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(Ts[-1], 1) / 4.0)) + 2  # Chernoff width
-    step = max(1, int(math.ceil(Ts.size * width / budget)))
-    centre = int(np.argmax(w))
-    pick = Ts[(Ts - lo - centre) % step == 0]
-    check_memory(8.0 * 6 * pick.size * width, "the lower profile's outcomes (T, h_x0)")
-    Ps, Qs = [], []
-
-    def coins(c: int, lo_h: int, hi_h: int) -> np.ndarray:
-        """``Bin(c, 1/2)`` at ``lo_h..hi_h`` (zeros outside its window)."""
-        out = np.zeros(hi_h - lo_h + 1)
-        if c < 0:
-            return out
-        l0, cw, _ = binomial_window(c, 0.5, tail)
-        a0, a1 = max(l0, lo_h), min(l0 + cw.size - 1, hi_h)
-        if a0 <= a1:
-            out[a0 - lo_h:a1 - lo_h + 1] = cw[a0 - l0:a1 - l0 + 1]
-        return out
-
-    def wpmf(c: int) -> float:
-        i = c - lo
-        return float(w[i]) if 0 <= i < w.size else 0.0
-
-    for T in pick.tolist():
-        a_in, a_out = wpmf(T - 1), wpmf(T)
-        l0, cw, _ = binomial_window(max(T - 1, 0), 0.5, tail)
-        lo_h, hi_h = max(0, l0 - 1), min(T, l0 + cw.size + 1)
-        z0 = coins(T - 1, lo_h - 1, hi_h - 1)  # the others' coins at h0 - 1 (user 1 reported x0)
-        z1 = coins(T - 1, lo_h, hi_h)          # at h0 (user 1 reported x1)
-        zout = coins(T, lo_h, hi_h)            # user 1 out: T others' coins
-        P = (d * z0 + o * z1) * a_in + (1 - d - o) * zout * a_out
-        Q = (o * z0 + d * z1) * a_in + (1 - d - o) * zout * a_out
-        Ps.append(P)
-        Qs.append(Q)
-    P, Q = np.concatenate(Ps), np.concatenate(Qs)
-    s, b = both_orders(roc_lower, P, Q, 2 * PMF_RTOL + 64 * _U)
-    # an outcome's mass may miss what the windows left out (the count's tail, and at most ``tail`` of each of the
-    # three coin windows given T): a test's false-alarm side is raised by that much, so every point stays
-    # achievable (its detection side, left low, only lowers the curve)
-    missing = math.nextafter((w_out + 3.0 * tail) * (1.0 + 8 * _U), math.inf)
-    s = np.minimum(s + missing, 1.0)
-    s, b = thin(s, b)
-    return DominatingPair.from_roc(s, b, name="k-RR, every other user holds one third value (view T, h_x0)", exact=True)

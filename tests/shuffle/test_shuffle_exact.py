@@ -238,14 +238,14 @@ def test_krr_lower_stays_below_its_dataset_with_coarse_windows(n, k, eps0, tail)
     """The k-RR lower is the profile of a view of one concrete dataset (every other user holds value 2): with
     windows that leave real mass out, its points' false-alarm side is raised by the mass left out, so the curve
     stays below that dataset's exact histogram profile (Fraction brute force)."""
-    from chainamp.shuffle import exact
+    from chainamp.shuffle import krr
 
     t = math.exp(-eps0)
     d = 1.0 / (1.0 + (k - 1) * t)
     o = (1.0 - d) / (k - 1)
     fd, fo = Fraction(d), Fraction(o)
     R = [[fd if x == y else fo for y in range(k)] for x in range(k)]
-    low = exact._krr_lower(n - 1, d, o, min(1.0, math.nextafter(d / (d + o), math.inf)), 0.0, tail, 1e6)
+    low = krr._krr_lower(n - 1, d, o, tail, 1e6)
     P, Q = _shuffled((2,) * (n - 1), 0, R), _shuffled((2,) * (n - 1), 1, R)
     for a in A_VALUES + [Fraction(21, 20), Fraction(6, 5)]:
         exact_h = max(_hockey(P, Q, a), _hockey(Q, P, a))
