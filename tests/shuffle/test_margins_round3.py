@@ -409,3 +409,100 @@ def test_binary_lower_fft_curve_at_the_pure_end(monkeypatch):
     for a in (Fraction(1), Fraction(math.exp(0.5 * math.log(p / (1 - p)))), top * Fraction(999, 1000), top):
         exact = max(max(H(P, Q, a), H(Q, P, a)) for P, Q in pairs)
         assert H(lp, lq, a) <= exact, (float(a), float(H(lp, lq, a)), float(exact))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3b. blanket.py, dense randomizers: a class of many outputs (a real bug, fixed)
+# ---------------------------------------------------------------------------------------------------------------
+
+def _salted_rr(eps0: float, m: int) -> np.ndarray:
+    """Binary RR whose report carries a uniform tag among m values (2m outputs, two blanket classes of m each)."""
+    p = math.exp(eps0) / (1.0 + math.exp(eps0))
+    a, c = p / m, (1.0 - p) / m
+    return np.array([[a] * m + [c] * m, [c] * m + [a] * m])
+
+
+def _exact_salted_blanket(R: np.ndarray, m: int, n: int, eps: float) -> mpmath.mpf:
+    """The blanket pair's delta of :func:`_salted_rr` (entries as given), exactly: its m outputs of a class are
+    identical, so the class sums are ``m a`` and ``m c`` (mpmath, 60 digits, e^eps exact)."""
+    with mpmath.workdps(60):
+        A, C = mpmath.mpf(float(R[0, 0])) * m, mpmath.mpf(float(R[0, m])) * m
+        g = 2 * min(A, C)
+        E = mpmath.exp(mpmath.mpf(eps))
+        lA, lB = (A - E * C) * 2, (C - E * A) * 2  # omega = 1/2 on each class
+        total = mpmath.mpf(0)
+        for b in range(n):
+            N = b + 1
+            Db = mpmath.fsum(mpmath.binomial(N, h) * mpmath.mpf(2) ** -N * (h * lA + (N - h) * lB)
+                             for h in range(N + 1) if h * lA + (N - h) * lB > 0)
+            total += mpmath.binomial(n - 1, b) * g ** b * (1 - g) ** (n - 1 - b) * Db / N
+        return total
+
+
+@pytest.mark.parametrize("eps0,m", [(1.0, 61), (0.5, 100), (1.0, 1000), (1e-6, 61)],
+                         ids=["eps1-m61", "eps0.5-m100", "eps1-m1000", "eps1e-6-m61"])
+@pytest.mark.parametrize("n", [2, 3, 10], ids=lambda n: f"n{n}")
+def test_blanket_class_of_many_outputs_at_the_top(eps0, m, n):
+    """A REAL BUG (found in this round, fixed): the closed form took a class's summed ``(r0, r1, omega)`` as exact,
+    but each sum of m outputs is rounded (relative ``(m - 1) u``); at eps near the channel's own level every
+    ``l_c`` cancels, the rounding made the computed ``l`` of the positive class negative, the closed form returned 0
+    (``lmax <= 0``) and ``blanket_delta`` gave 1e-300 where the exact blanket delta is up to 9.7e-17 (above the
+    documented 1e-18 floor). Fixed by an error bound ``kappa u lam`` per l that counts the class's outputs
+    (``4 + 2m`` for m > 1), used by the early return, the tails and the per-term margin.
+
+    Checked by hand: this test FAILS on the base commit (bf4e44a; 9 of its cases at eps = eps_R and its
+    predecessor float) and with ``kappa`` forced back to 4."""
+    R = _salted_rr(eps0, m)
+    top = math.log(float(R[0, 0]) / float(R[0, m]))
+    xs = [top, math.nextafter(top, 0.0), math.nextafter(math.nextafter(top, 0.0), 0.0), top * (1 - 1e-12), 0.5 * top]
+    got = blanket_delta(R, n, xs)
+    for x, v in zip(xs, got.tolist()):
+        assert mpmath.mpf(v) >= _exact_salted_blanket(R, m, n, x), (x, v)
+
+
+def _exact_three_class_blanket(R0, R1, W, g, n: int, eps: float) -> mpmath.mpf:
+    """The blanket delta of one ordered pair whose outputs form at most three classes of identical outputs (class
+    sums R0, R1, class omega W, blanket mass g; mpmath, e^eps exact): the multinomial over the classes."""
+    E = mpmath.exp(mpmath.mpf(eps))
+    cls = [i for i in range(3) if W[i] > 0]
+    l = [(R0[i] - E * R1[i]) / W[i] for i in cls]
+    total = mpmath.mpf(0)
+    for b in range(n):
+        N = b + 1
+        Db = mpmath.mpf(0)
+        for h in itertools.product(range(N + 1), repeat=len(cls)):
+            v = sum(hh * ll for hh, ll in zip(h, l))
+            if sum(h) == N and v > 0:
+                c = mpmath.factorial(N)
+                for hh, i in zip(h, cls):
+                    c = c * W[i] ** hh / mpmath.factorial(hh)
+                Db += c * v
+        total += mpmath.binomial(n - 1, b) * g ** b * (1 - g) ** (n - 1 - b) * Db / N
+    return total
+
+
+@pytest.mark.parametrize("seed", range(12), ids=lambda s: f"seed{s}")
+def test_blanket_tagged_three_output_randomizer(seed):
+    """A random 2 x 3 randomizer whose report carries a uniform tag among m in {1, 7, 61, 200} values (3m outputs, 3
+    classes of m identical outputs), through ``blanket_delta`` at eps up to the channel's own level: never below the
+    exact blanket delta (mpmath). Without the class-size kappa (forced back to 4) seeds 0 (m = 61), 2 and 8
+    (m = 200) FAIL at eps_R (1e-300 against 7.6e-18, 7.0e-18 and 1.9e-17); checked by hand."""
+    rng = np.random.default_rng(5)
+    for _ in range(seed + 1):  # the seed-th draw of one stream (the cases probed while the bug was found)
+        base = rng.dirichlet(np.ones(3), size=2)
+        m = int(rng.choice([1, 7, 61, 200]))
+    R = np.repeat(base / m, m, axis=1)
+    mu = np.minimum(R[0], R[1])
+    with mpmath.workdps(60):
+        R0 = [mpmath.mpf(float(R[0, i * m])) * m for i in range(3)]
+        R1 = [mpmath.mpf(float(R[1, i * m])) * m for i in range(3)]
+        MU = [mpmath.mpf(float(mu[i * m])) * m for i in range(3)]
+        g = mpmath.fsum(MU)
+        W = [x / g for x in MU]
+        top = float(max(mpmath.log(R0[i] / R1[i]) for i in range(3)))
+        for n in (2, 3):
+            xs = [top, math.nextafter(top, 0.0), top * (1 - 1e-14), 0.9 * top, 0.3 * top]
+            got = blanket_delta(R, n, xs, neighbors=[(0, 1)])
+            for x, v in zip(xs, got.tolist()):
+                exact = max(_exact_three_class_blanket(R0, R1, W, g, n, x), _exact_three_class_blanket(R1, R0, W, g, n, x))
+                assert mpmath.mpf(v) >= exact, (m, n, x, v, float(exact))
