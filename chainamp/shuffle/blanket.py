@@ -30,7 +30,8 @@ pairs go through the ladder too: it is tighter there than blocks of sizes valued
 convolutions of at most 512 points each, an upper bound in the increasing convex order).
 
 Rounding: the closed form trusts scipy's binomial pmf and survival function to a relative
-``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta; the ladder's atoms are pushed up by their
+``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta, and widens each class's ``l`` by its rounding (more
+for a class summed from many outputs of a dense R: :func:`_class_kappa`); the ladder's atoms are pushed up by their
 rounding error (``4 u (R(x0, y) + e^eps R(x1, y)) / mu_y``), the zero atom's mass by ``2^-52``, and the ladder
 bounds its own rounding (:mod:`._ladder`); block masses are sums of pmfs pushed up; the total is rounded up.
 Below about 1e-18 the values are this floor (window tails and guards), not the divergence.
