@@ -176,7 +176,11 @@ def _ladder_sum(values: np.ndarray, probs: np.ndarray, zero: float, n: int, cap:
     h = math.ldexp(1.0, h_exp)
     x = values / h  # exact: a power of two
     i = np.floor(x)
-    w_hi = np.minimum(x - i + 2.0**-53, 1.0)  # x - floor(x) is exact except for x in (-1/2, 0): half an ulp of 1
+    # x - floor(x) is exact except for x in (-1/2, 0), floor(x) + 1 - x except for x in (0, 1/2): half an ulp of
+    # 1 (2^-54 <= u w, the weight w >= 1/2 there). The 2^-53 push is belt and braces: r below leaves 5u of slack
+    # (an entry's sums need at most (atoms + 2) u), which covers the weight's u without it
+    # (tests/shuffle/test_margins_round3.py checks p <= (1 + r) c exactly on both edges)
+    w_hi = np.minimum(x - i + 2.0**-53, 1.0)
     w_lo = np.minimum((i + 1.0) - x + 2.0**-53, 1.0)
     ii = i.astype(np.int64)
     base = min(int(ii.min()), 0)

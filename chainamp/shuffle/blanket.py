@@ -30,7 +30,8 @@ pairs go through the ladder too: it is tighter there than blocks of sizes valued
 convolutions of at most 512 points each, an upper bound in the increasing convex order).
 
 Rounding: the closed form trusts scipy's binomial pmf and survival function to a relative
-``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta; the ladder's atoms are pushed up by their
+``SHUFFLE_SPECIAL_RTOL`` and pushes each toward a larger delta, and widens each class's ``l`` by its rounding (more
+for a class summed from many outputs of a dense R: :func:`_class_kappa`); the ladder's atoms are pushed up by their
 rounding error (``4 u (R(x0, y) + e^eps R(x1, y)) / mu_y``), the zero atom's mass by ``2^-52``, and the ladder
 bounds its own rounding (:mod:`._ladder`); block masses are sums of pmfs pushed up; the total is rounded up.
 Below about 1e-18 the values are this floor (window tails and guards), not the divergence.
@@ -68,23 +69,39 @@ def _dense(R: Any) -> np.ndarray:
     return np.asarray(M.toarray() if hasattr(M, "toarray") else M, dtype=float)
 
 
-def _classes(r0: np.ndarray, r1: np.ndarray, om: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _classes(r0: np.ndarray, r1: np.ndarray, om: np.ndarray) -> tuple[np.ndarray, ...]:
     """Merge outputs of omega's support on which (r0, r1) / omega agree (exactly, as floats), in order of first
-    appearance (vectorised: thousands of outputs per pair)."""
+    appearance (vectorised: thousands of outputs per pair): the classes' summed ``(r0, r1, omega)`` and their
+    numbers of outputs (as floats; each sum is rounded, see :func:`_class_kappa`)."""
     sup = np.flatnonzero(om > 0)
     if sup.size == 0:
-        return np.zeros(0), np.zeros(0), np.zeros(0)
+        return np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0)
     with np.errstate(over="ignore"):
         keys = np.stack((r0[sup] / om[sup], r1[sup] / om[sup]), axis=1)
     _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     rank = np.empty(first.size, dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(first.size)
     cls = rank[inv.ravel()]
-    return tuple(np.bincount(cls, weights=v[sup], minlength=first.size) for v in (r0, r1, om))
+    sums = tuple(np.bincount(cls, weights=v[sup], minlength=first.size) for v in (r0, r1, om))
+    return sums + (np.bincount(cls, minlength=first.size).astype(float),)
 
 
-def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
+def _class_kappa(classes: tuple) -> float:
+    """``kappa`` of :func:`_three_classes_Db` for these classes: 4 when every class is one output (or the class data
+    are given, k-RR); ``2 m + 4`` when a class merges up to m > 1 outputs. Each of its three sums is rounded by
+    ``(m - 1) u`` (relative; moving ``l`` by ``2 (m - 1) u lam``), and its outputs' ratios to omega are equal only as
+    floats (each output's exact ``l`` within ``2 u lam`` of the class's)."""
+    m = float(classes[3].max(initial=1.0)) if len(classes) > 3 else 1.0
+    return 4.0 if m <= 1.0 else 2.0 * m + 4.0
+
+
+def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.0) -> np.ndarray:
     """``D_b`` for every blanket size in ``bs``, at most three classes, in closed form (upper bounds).
+
+    ``kappa``: each computed ``l_c`` is within ``kappa u lam`` of the exact ``l`` of every output of class c (4 when
+    the class data are exact inputs: the rounding of ``(r0_c - e r1_c) / omega_c``; more for summed classes,
+    :func:`_class_kappa`). It sizes the per-term margin (``8 kappa u lam (A + N B)``, 32 for kappa = 4) and, beyond 4,
+    the early return and the tails' ``lmax`` (an exact ``l_c`` may be positive where the computed one is not).
 
     ``D_b = E[(sum_c h_c l_c)_+] / (b + 1)`` over ``h ~ Mult(b + 1, omega)``, ``l_c = (r0_c - e r1_c) / omega_c``.
     With ``s = h_0 + h_1 ~ Bin(b + 1, omega_0 + omega_1)`` and ``h_0 | s ~ Bin(s, rho)``, the sum is
@@ -100,7 +117,8 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
     lam = float(np.max(np.where(omc > 0, (r0c + e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)))  # >= every |l_c|
     if l[0] < l[1]:
         l[[0, 1]], omc[[0, 1]] = l[[1, 0]], omc[[1, 0]]
-    lmax = float(max(0.0, l[omc > 0].max()))
+    extra = (kappa - 4.0) * _U * lam * (1.0 + 8 * _U)  # 0 for exact class data (the behaviour before kappa)
+    lmax = float(max(0.0, l[omc > 0].max() + extra))
     out = np.zeros(bs.size)
     if lmax <= 0.0:
         return out
@@ -131,8 +149,10 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
     # rounding; the margin scales with the tail it multiplies (a margin of 16 u lam N per term regardless of the
     # tail was a floor near 1e-14 that grew with e^eps, so the profile rose with eps there)
     lam = lam * (1.0 + 8 * _U)
+    # with each l within kappa u lam, alpha is within (2 kappa + 1) u lam and beta within (3 kappa + 4) u lam N
+    c_l = 8.0 * kappa * _U * lam  # 32 u lam for kappa = 4
     if alpha <= 0.0 or rho <= 0.0:
-        ex = np.maximum(beta + 32 * _U * lam * N, 0.0)
+        ex = np.maximum(beta + c_l * N, 0.0)
     else:
         j = np.clip(np.floor(-beta / alpha) + 1.0, 0.0, svals + 1.0)
         sm1 = np.maximum(svals - 1.0, 0.0)
@@ -152,7 +172,7 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float) -> np.ndarray:
         ex = np.zeros_like(svals)
         for a1, b_lo, b_hi in cands:
             val = alpha * a1 + np.where(beta < 0, beta * b_lo, beta * b_hi)
-            margin = 32 * _U * lam * (a1 + N * b_hi) + 8 * _U * (alpha * a1 + np.abs(beta) * b_hi)
+            margin = c_l * (a1 + N * b_hi) + 8 * _U * (alpha * a1 + np.abs(beta) * b_hi)
             ex = np.maximum(ex, val + margin)
     sums = np.bincount(owner, weights=sw * ex, minlength=bs.size) + tails * lmax * Ns
     terms = np.bincount(owner, minlength=bs.size)
@@ -174,7 +194,8 @@ def _blanket_parts(R: Any) -> tuple[float, np.ndarray | None, Any]:
 
 def _pair_part(R: Any, om, M, a: int, b: int) -> tuple:
     """One ordered pair as its evaluation needs it: ``(kind, classes, ladder, reveal0, reveal1)``. ``kind`` is
-    ``"fast"`` for at most three blanket classes (``classes``: their ``(r0, r1, omega)``), else ``"ladder"``;
+    ``"fast"`` for at most three blanket classes (``classes``: their ``(r0, r1, omega)`` and, for a dense R, their
+    numbers of outputs), else ``"ladder"``;
     ``ladder`` is ``(r0, r1, mu, probs, zero)`` on the support of the column minima ``mu`` (atom values
     ``(r0 - e r1) / mu`` with probabilities ``probs``, ``zero`` an upper bound of ``1 - sum(probs)``), or None
     when the closed form's reveal outputs are not exactly those outside ``mu``'s support."""
@@ -197,7 +218,7 @@ def _pair_part(R: Any, om, M, a: int, b: int) -> tuple:
     sup = om > 0
     with np.errstate(over="ignore"):  # an infinite ratio (subnormal omega) is still one class key
         many = np.unique(r0[sup] / om[sup]).size > 3  # then more than three classes (a cheap test first)
-    cls = (np.zeros(0),) * 3 if many else _classes(r0, r1, om)
+    cls = (np.zeros(0),) * 4 if many else _classes(r0, r1, om)
     if not many and cls[2].size <= 3:
         outside = om <= 0
         return "fast", cls, lad if np.array_equal(sup, inside) else None, r0[outside], r1[outside]
@@ -324,11 +345,12 @@ def _pair_delta(task: tuple) -> np.ndarray:
         rev = float(np.sum(np.maximum(0.0, rev0 - e * rev1)))
         total, terms = 0.0, 8
         if kind == "fast":
-            r0c, r1c, omc = part[1]
+            r0c, r1c, omc = part[1][:3]
             if blocked and part[2] is not None:  # the closed form would sum blanket sizes in blocks: the ladder
                 total = _ladder_total(part[2], e, n)
             elif omc.size:
-                total = float(np.dot(masses, _three_classes_Db(r0c, r1c, omc, sizes, e))) + below
+                Db = _three_classes_Db(r0c, r1c, omc, sizes, e, _class_kappa(part[1]))
+                total = float(np.dot(masses, Db)) + below
                 terms += sizes.size
         else:
             total = _ladder_total(part[2], e, n)
