@@ -26,7 +26,7 @@ from ..operators import (MarkovOperator, StructuredOperator, SymmetricChannel, a
                          operator_error)
 from ..privacy import DP, DominatingPair, PrivacyProfile
 from .exact import binary_rr_shuffle
-from .krr import krr_epsilon, krr_shuffle
+from .krr import krr_epsilon, krr_parameters, krr_shuffle, skip_two_output
 from .report import ShuffleReport
 
 __all__ = ["amplify_shuffled", "ShuffleMethodError", "METHODS"]
@@ -218,15 +218,7 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
                          f"{len(res.intervals)} intervals beyond are covered by a sound reveal bound")
         src = "exact worst case over the other users' data (shuffle.exact, binary RR)"
     else:
-        k = rz.k
-        if math.isinf(e0):
-            d, o = 1.0, 0.0
-        elif e0 == 0.0:
-            d = o = 1.0 / k
-        else:
-            t = math.exp(-e0) * (1 - 2.0**-50)  # e^-eps0 rounded down: eps0 rounded up
-            d = 1.0 / (1.0 + (k - 1) * t)
-            o = t * d * (1 - 2.0**-50)
+        k, d, o = krr_parameters(rz.k, rz.epsilon0)
         res = krr_shuffle(users, k, d, o, progress=progress)
         notes.append("k-ary RR: the certified profile is the two-output reveal bound, valid for every dataset but "
                      "not the exact worst case; the lower profile is a concrete dataset")
@@ -442,10 +434,26 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     executor = check_executor(executor)
     rz = read_randomizer(randomizer, neighbors)
     names = list(METHODS) if method == "auto" else [method]
+    if method == "auto" and rz.kind == "rr" and rz.k >= 3:  # the costly two-output bound last: it may be skipped
+        names = [m for m in names if m != "exact"] + ["exact"]
     results: dict[str, ShuffleBound] = {}
     table: dict[str, Any] = {}
     missing = []
+    spare_lower = None
     for name in names:
+        if name == "exact" and method == "auto" and results:
+            skip = (skip_two_output(n, rz.k, rz.epsilon0, min(table[m] for m in results), target)
+                    if rz.kind == "rr" and rz.k >= 3 else None)
+            if skip is not None:
+                table[name] = ("not computed: a lower estimate of its bound at the best epsilon above is already "
+                               "over delta, so its epsilon is larger")
+                if skip[0] is not None:
+                    spare_lower = ShuffleBound(profile_of_pair(skip[0], name=skip[0].name, exact=True,
+                                                               source="exact profile of concrete datasets"),
+                                               profile_of_pair(skip[0], name=skip[0].name, exact=True,
+                                                               source="exact profile of concrete datasets"),
+                                               skip[1], True)
+                continue
         try:
             res = METHODS[name](rz, n, target=target, progress=progress, executor=executor, neighbors=neighbors)
         except ShuffleMethodError as exc:
@@ -467,7 +475,7 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     best = min(results, key=lambda k: table[k])
     res = results[best]
     if res.lower is None:  # another method's concrete datasets still bound the truth from below
-        other = next((r for r in results.values() if r.lower is not None), None)
+        other = next((r for r in [*results.values(), spare_lower] if r is not None and r.lower is not None), None)
         if other is not None:
             res = ShuffleBound(res.profile, other.lower, other.lower_dataset, res.exact, res.notes, res.invert)
     return ShuffleReport(randomizer=rz.description, users=n, method=best, delta=target, epsilon=table[best],

@@ -28,6 +28,7 @@ out only lower it).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -110,7 +111,7 @@ def two_output_curve(users: int, d: float, o: float, *, tail: float = WINDOW_TAI
 
 
 def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_TAIL, bins: int = 64,
-                lower_outcomes: float = 1e6, progress: bool | None = None) -> ShuffledPairs:
+                lower_outcomes: float = 3e5, progress: bool | None = None) -> ShuffledPairs:
     """Certified bound for k-ary RR (``K(x, x) = d``, ``K(x, y) = o``, ``k >= 3``) shuffled among ``users`` users,
     valid for every dataset of the others (the two-output reveal of the module docstring), and the exact profile
     of a post-processed view of one concrete dataset as ``lower``.
@@ -136,16 +137,140 @@ def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_
         bar.update(1)
         # windows at 1e-15 for the lower: outcomes left out only lower it (by at most their mass), and every T
         # value then fits the outcome budget at deployed sizes instead of being subsampled
-        lower = _krr_lower(N, d, o, max(tail, LOWER_TAIL), lower_outcomes)
+        lower, what = _krr_lower_any(N, k, d, o, max(tail, LOWER_TAIL), lower_outcomes)
         bar.update(1)
-    what = ("every other user holds one third value; the exact profile of the view (h_x0 + h_x1, h_x0), a "
-            "post-processing of its histogram")
     return ShuffledPairs(upper, lower, False, (), (), what, curve)
+
+
+def two_output_lower_estimate(users: int, d: float, o: float, eps: float, quantile: float = 0.9) -> float:
+    """A float estimate from below of the two-output bound's delta at ``eps`` (no certificate: "auto" uses it to
+    skip computing a bound that cannot win). The curve is ``(d + o) E_C H_C`` with ``H_C`` non-increasing in
+    the coin count C (a coin more is a post-processing), so it is at least ``(d + o) P(C <= c) H_c`` at the
+    ``quantile`` c of C.
+
+    >>> bool(two_output_lower_estimate(1000, 0.5, 1 / 6, 0.3) <= two_output_curve(1000, 0.5, 1 / 6)(np.array([0.3]))[0])
+    True
+    """
+    N = int(users) - 1
+    if N <= 0 or o <= 0.0:
+        return 0.0
+    lo, w, _ = binomial_window(N, 2 * o, LOWER_TAIL)
+    cdf = np.cumsum(w)
+    i = min(int(np.searchsorted(cdf, quantile)), w.size - 1)
+    _, z, _ = binomial_window(lo + i, 0.5, LOWER_TAIL)
+    pp = d / (d + o)
+    P, Q = _user_pair(z, pp, 1.0 - pp)
+    h = float(np.maximum(P - math.exp(eps) * Q, 0.0).sum())
+    return (d + o) * float(cdf[i]) * h * (1.0 - 1e-9)
+
+
+def krr_parameters(k: int, eps0: float) -> tuple[int, float, float]:
+    """``(k, d, o)`` of k-RR at ``eps0``, rounded so that ``d / o >= e^eps0`` (eps0 rounded up)."""
+    if math.isinf(eps0):
+        return k, 1.0, 0.0
+    if eps0 == 0.0:
+        return k, 1.0 / k, 1.0 / k
+    t = math.exp(-eps0) * (1 - 2.0**-50)  # e^-eps0 rounded down: eps0 rounded up
+    d = 1.0 / (1.0 + (k - 1) * t)
+    return k, d, t * d * (1 - 2.0**-50)
+
+
+def skip_two_output(users: int, k: int, eps0: float, eps: float, target: float) -> tuple | None:
+    """For "auto" on k-RR: when :func:`two_output_lower_estimate` at ``eps`` (the best certified epsilon so far)
+    is over ``target`` (by 1 %), the two-output bound's epsilon is larger and it need not be computed; returns
+    ``(lower pair or None, description)`` of the concrete dataset then (cheap), else None."""
+    if not 0.0 < eps0 < math.inf or not math.isfinite(eps):
+        return None
+    _, d, o = krr_parameters(k, eps0)
+    if two_output_lower_estimate(users, d, o, eps) <= target * 1.01:
+        return None
+    return krr_lower_profile(users, k, d, o)
+
+
+def krr_lower_profile(users: int, k: int, d: float, o: float, tail: float = WINDOW_TAIL,
+                      lower_outcomes: float = 3e5) -> tuple:
+    """``(pair or None, description)``: the lower of :func:`krr_shuffle` alone."""
+    return _krr_lower_any(int(users) - 1, k, d, o, max(tail, LOWER_TAIL), lower_outcomes)
 
 
 def krr_epsilon(curve: Callable[[np.ndarray], np.ndarray], delta: float, pure: float) -> float:
     """The certified epsilon of a k-RR curve at ``delta`` (its own inversion, rounded up)."""
     return invert_delta(lambda e: float(curve(np.array([e]))[0]), delta, pure, rtol=1e-9)
+
+
+def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: float) -> tuple:
+    """``(pair, description)`` of the lower: the view ``(T, h_x0)`` when every count T fits the outcome budget,
+    else the view ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T."""
+    what = ("every other user holds one third value; the exact profile of the view (h_x0 + h_x1, h_x0), a "
+            "post-processing of its histogram")
+    if N == 0:
+        return None, what
+    lo, w, _ = binomial_window(N, 2 * o, tail)
+    width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(lo + w.size, 1) / 4.0)) + 2
+    if (w.size + 1) * width > budget:
+        low = _krr_lower_difference(N, k, d, o, tail)
+        if low is not None:
+            return low, ("every other user holds one third value; the exact profile of the view h_x0 - h_x1 (a "
+                         "post-processing of its histogram) for k-RR with o' >= o (one rounding more private)")
+        what += f"; only the {int(budget // width)} most likely values of T"
+    return _krr_lower(N, d, o, tail, budget), what
+
+
+def _beta_for(o: float) -> float | None:
+    """A float ``beta <= 1/2`` with ``beta (1 - beta) >= o`` exactly and within a few ulps of equality (None when
+    ``o > 1/4``: no such beta)."""
+    if o > 0.25:
+        return None
+    beta = 2.0 * o / (1.0 + math.sqrt(1.0 - 4.0 * o))  # the smaller root, without cancellation
+    fo = Fraction(o)
+    for _ in range(64):
+        fb = Fraction(beta)
+        if fb <= Fraction(1, 2) and fb * (1 - fb) >= fo:
+            return beta
+        beta = math.nextafter(beta, 1.0)
+    return None
+
+
+def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float) -> DominatingPair | None:
+    """The pair of the view ``D = h_x0 - h_x1`` when every other user holds a third value, for k-RR with
+    ``o' = beta (1 - beta) >= o`` (exact), hence a lower bound of the worst case at o: a larger o' is a garbling
+    of every report by one symmetric channel, a post-processing of the histogram.
+
+    Each other user adds +1 (report x0, probability o'), -1 (x1, o') or 0 to D: that is ``B1 - B2`` for two
+    independent Bernoulli(beta), so the others' D is ``Bin(N, beta) - Bin(N, beta)``: one correlation of a
+    binomial window with itself. User 1 adds +1, -1 or 0 with probabilities (d', o', r') under x0 and (o', d',
+    r') under x1, ``d' = 1 - (k - 1) o'``. The ratio of the two is monotone in D (Z is log-concave), so each
+    order's tests are prefixes. Masses are rounded the safe way for a lower curve (detection side down, false
+    alarm side up, plus the mass the window leaves out)."""
+    beta = _beta_for(o)
+    if beta is None:
+        return None
+    fo = Fraction(beta) * (1 - Fraction(beta))
+    fd = 1 - (k - 1) * fo
+    if fd < fo:
+        return None
+    of, df, rf = float(fo), float(fd), float(1 - fd - fo)  # each within u of the exact rational
+    _, a, dropped = binomial_window(N, beta, tail)
+    check_memory(8.0 * 12 * (2 * a.size + 4), "the lower profile's outcomes (h_x0 - h_x1)")
+    z, rel, eta = _conv_any(a, a[::-1].copy())
+    rel += 2 * PMF_RTOL
+    zz = np.concatenate(([0.0, 0.0], z, [0.0, 0.0]))
+    P0 = df * zz[:-2] + of * zz[2:] + rf * zz[1:-1]  # index i: D = i - (len(a) - 1) - 1, user 1 at x0
+    P1 = of * zz[:-2] + df * zz[2:] + rf * zz[1:-1]
+    rel += 8 * _U  # three coefficients within u each, three products and two sums of non-negative terms
+    if eta > 0.0:
+        eta = math.nextafter(eta * (1.0 + 4 * _U), math.inf)
+    lo0, lo1 = (np.maximum(np.nextafter(x - eta, -np.inf), 0.0) if eta else x for x in (P0, P1))
+    hi0, hi1 = (np.nextafter(x + eta, np.inf) if eta else x for x in (P0, P1))
+    s1, b1 = roc_lower(lo0[::-1].copy(), hi1[::-1].copy(), rel, monotone=True)  # P0 / P1 increases with D
+    s2, b2 = roc_lower(lo1, hi0, rel, monotone=True)
+    s, b = np.concatenate((s1, s2)), np.concatenate((b1, b2))
+    # the others' D misses at most the mass the two windows leave out: raise every false-alarm side by it
+    missing = math.nextafter(2.0 * dropped * (1.0 + 8 * _U), math.inf)
+    s = np.minimum(s + missing, 1.0)
+    s, b = thin(s, b)
+    return DominatingPair.from_roc(s, b, name="k-RR, every other user holds one third value (view h_x0 - h_x1)",
+                                   exact=True)
 
 
 def _krr_lower(N: int, d: float, o: float, tail: float, budget: float) -> DominatingPair | None:

@@ -185,3 +185,78 @@ def test_lower_block_keeps_the_most_likely_counts():
     for e in (0.0, 0.1, 0.3):
         assert part.delta(e) <= full.delta(e) + 1e-15
     assert part.delta(0.0) >= 0.1 * full.delta(0.0)
+
+
+def _difference_view_exact(n: int, k: int, beta: float, a: Fraction) -> Fraction:
+    """H_a of the view h_x0 - h_x1 (others at a third value) for k-RR with o' = beta (1 - beta), both orders."""
+    N = n - 1
+    o = Fraction(beta) * (1 - Fraction(beta))
+    d = 1 - (k - 1) * o
+    r = 1 - d - o
+    Z: dict = {0: Fraction(1)}
+    for _ in range(N):
+        new: dict = {}
+        for v, w in Z.items():
+            for step, pr in ((1, o), (-1, o), (0, 1 - 2 * o)):
+                new[v + step] = new.get(v + step, 0) + w * pr
+        Z = new
+    out = []
+    for x, y in ((d, o), (o, d)):
+        total = Fraction(0)
+        for D in range(-N - 1, N + 2):
+            P = x * Z.get(D - 1, 0) + y * Z.get(D + 1, 0) + r * Z.get(D, 0)
+            Q = y * Z.get(D - 1, 0) + x * Z.get(D + 1, 0) + r * Z.get(D, 0)
+            total += max(P - a * Q, Fraction(0))
+        out.append(total)
+    return max(out)
+
+
+@pytest.mark.parametrize("n,k,eps0", [(2, 4, 1.0), (5, 4, 2.0), (9, 10, 0.7), (30, 5, 3.0)],
+                         ids=["n2k4", "n5k4", "n9k10", "n30k5"])
+def test_difference_view_lower_is_its_view_and_below_the_worst_case(n, k, eps0):
+    """The lower of large populations (view h_x0 - h_x1, at o' >= o by one rounding) equals its view's exact
+    profile at o' up to rounding, and (n <= 5) is below the brute-force worst case at o."""
+    from test_shuffle_exact import _worst  # noqa: PLC0415 - the brute force of the exact method's tests
+
+    t = math.exp(-eps0)
+    d = 1.0 / (1.0 + (k - 1) * t)
+    o = (1.0 - d) / (k - 1)
+    low = krr._krr_lower_difference(n - 1, k, d, o, 1e-15)
+    beta = krr._beta_for(o)
+    assert Fraction(beta) * (1 - Fraction(beta)) >= Fraction(o)
+    R = [[Fraction(d) if x == y else Fraction(o) for y in range(k)] for x in range(k)] if n <= 5 else None
+    for a in [Fraction(1), Fraction(6, 5), Fraction(2), Fraction(4)]:
+        eps = math.nextafter(math.log(float(a)), math.inf) + 1e-12
+        exact = _difference_view_exact(n, k, beta, a)
+        assert float(exact) - 4e-9 * (1 + float(a)) <= low.delta(eps) <= float(exact) + 1e-12
+        if R is not None:
+            assert low.delta(eps) <= float(_worst(n, R, a)) + 1e-12
+
+
+@pytest.mark.parametrize("o", [0.25, 0.2500000000000001, 0.3, 1e-300], ids=["quarter", "above", "0.3", "tiny"])
+def test_beta_for_edges(o):
+    beta = krr._beta_for(o)
+    if o > 0.25:
+        assert beta is None
+    else:
+        fb = Fraction(beta)
+        assert fb <= Fraction(1, 2) and fb * (1 - fb) >= Fraction(o)
+
+
+@pytest.mark.parametrize("k,eps0", [(3, 1.0), (4, 2.0), (10, 0.5), (100, 4.0), (4, 8.0)],
+                         ids=["k3e1", "k4e2", "k10e0.5", "k100e4", "k4e8"])
+@pytest.mark.parametrize("n", [7, 300, 20000], ids=lambda n: f"n={n}")
+def test_auto_skips_the_two_output_bound_only_when_it_cannot_win(n, k, eps0):
+    """"auto" leaves the two-output bound out only when its own epsilon is larger than the one chosen (computed
+    here with method="exact"), and the report keeps a concrete dataset's lower profile either way."""
+    from chainamp import amplify_shuffled, mechanisms
+
+    rr = mechanisms.randomized_response(k, eps0)
+    rep = amplify_shuffled(rr, n, progress=False)
+    exact = amplify_shuffled(rr, n, method="exact", progress=False)
+    assert exact.epsilon >= rep.epsilon
+    if not isinstance(rep.methods["exact"], float):
+        assert rep.methods["exact"].startswith("not computed")
+    else:
+        assert rep.methods["exact"] == exact.epsilon
+    assert rep.lower is not None and rep.lower_epsilon <= rep.epsilon
