@@ -89,6 +89,8 @@ LOWER_TAIL = 1e-15
 #: the work (outcomes of all components computed, weighted by log2(outcomes) / 16) spent splitting intervals; past it, the intervals left are
 #: kept unsplit (sound, looser). About 1 s on this machine at n = 1e8
 EXACT_WORK_BUDGET = 2.4e7
+#: the first interval after the exact datasets reaches this share of the other users (then geometric growth)
+FIRST_SPAN = 1e-3
 _U = UNIT_ROUNDOFF
 
 
@@ -113,7 +115,7 @@ def _conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 #: above this many multiply-adds an interval component convolves by FFT (with an absolute error bound)
-FFT_MIN_WORK = 3e7
+FFT_MIN_WORK = 3e6
 
 
 def _fft_conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
@@ -221,19 +223,19 @@ def _hockey(P: np.ndarray, Q: np.ndarray, a: float) -> float:
 
 
 def _epsilon_of(P: np.ndarray, Q: np.ndarray, delta: float, hi: float) -> float:
-    """The float epsilon at which a component's curve crosses ``delta`` (bisection; a heuristic only)."""
-    lo = 0.0
-    if _hockey(P, Q, 1.0) <= delta:
-        return 0.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if _hockey(P, Q, math.exp(mid)) > delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return hi
+    """The float epsilon at which a component's curve crosses ``delta`` (a heuristic only). The exact ratio
+    ``P/Q`` is non-increasing along the arrays, so each order's curve is ``max_k (cP_k - a cQ_k)`` over prefix
+    sums, and ``delta(a) <= delta`` exactly when ``a >= (cP_k - delta) / cQ_k`` for every k: one pass."""
+    best = 1.0
+    for A, B in ((P, Q), (Q[::-1], P[::-1])):
+        cP, cQ = np.cumsum(A), np.cumsum(B)
+        over = cP > delta
+        if not over.any():
+            continue
+        if np.any(over & (cQ <= 0.0)):
+            return hi
+        best = max(best, float(np.max((cP[over] - delta) / cQ[over])))
+    return min(hi, math.log(best)) if best > 1.0 else 0.0
 
 
 def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target_delta: float | None = None,
@@ -281,6 +283,10 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     else:
         min_exact = max(1, min(int(min_exact), half + 1))
         first, start = [(m, m) for m in range(min_exact)], min_exact
+        lead = int(N * FIRST_SPAN)
+        if lead > start:  # one interval up to FIRST_SPAN * N (its reveal costs about that share of the noise)
+            first.append((start, min(lead, half)))
+            start = min(lead, half) + 1
         while start <= half:
             end = min(start + max(1, int(start * (growth - 1.0))) - 1, half)
             first.append((start, end))
