@@ -413,6 +413,19 @@ def fresh_import(fresh_process) -> dict:
     return fresh_process[0]
 
 
+# ----------------------------------------------------------------------------- the collector (issue 20)
+def pytest_collection_finish(session):
+    """Freeze the heap once collection is done (``gc.freeze()``): chainamp, numpy, scipy, hypothesis, the test modules
+    and the collected items, about a million objects alive for the whole run, go to the collector's permanent
+    generation, so each full collection (automatic, or hypothesis's ``gc.collect()``) traverses only what the tests
+    made since: ~0.15 s a full collection before, ~5 % of the run's CPU. Frozen objects are alive at this point
+    (collected just before); no test's objects are frozen, and nothing computed changes."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 # ----------------------------------------------------------------------------- the run's CPU (issue 20)
 def pytest_terminal_summary(terminalreporter):
     """Print the run's CPU time, children included (the notebooks' Jupyter kernels, spawned pools and dask
