@@ -414,16 +414,24 @@ def fresh_import(fresh_process) -> dict:
 
 
 # ----------------------------------------------------------------------------- the collector (issue 20)
-def pytest_collection_finish(session):
-    """Freeze the heap once collection is done (``gc.freeze()``): chainamp, numpy, scipy, hypothesis, the test modules
-    and the collected items, about a million objects alive for the whole run, go to the collector's permanent
-    generation, so each full collection (automatic, or hypothesis's ``gc.collect()``) traverses only what the tests
-    made since: ~0.15 s a full collection before, ~5 % of the run's CPU. Frozen objects are alive at this point
-    (collected just before); no test's objects are frozen, and nothing computed changes."""
-    import gc
+_FROZEN_AT: list = [None]
 
-    gc.collect()
-    gc.freeze()
+
+def pytest_runtest_setup(item):
+    """At the first test of each file (the previous module's fixtures torn down), collect and freeze the heap
+    (``gc.freeze()``): what is alive then (chainamp, numpy, scipy, hypothesis, the lazily imported matplotlib, cvxpy
+    and dask, the test modules and the session's fixtures, over a million objects) goes to the collector's permanent
+    generation, so each full collection (automatic, or hypothesis's ``gc.collect()``) traverses only what the
+    module's tests made. Full collections walked the whole heap, ~0.15 s each, ~5 % of the run's CPU. Only objects
+    alive at a module's start are frozen; nothing computed changes (a frozen cycle that dies later is not reclaimed:
+    memory only, bounded by the long-lived heap)."""
+    path = getattr(item, "path", None)  # the module's file (a doctest's too)
+    if path != _FROZEN_AT[0]:
+        import gc
+
+        _FROZEN_AT[0] = path
+        gc.collect()
+        gc.freeze()
 
 
 # ----------------------------------------------------------------------------- the run's CPU (issue 20)
