@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -208,19 +209,32 @@ def exact_pipeline_delta(M, K, eps: float, pairs=None):
 def worst_black_box_delta(eps0: float, delta0: float, K, eps: float):
     """sup over all (eps0, delta0)-DP mechanisms M of delta_{K o M}(eps) (canonical pair, all 4-tuples);
     K may be a list of matrices (multiplied exactly)."""
-    factors = K if isinstance(K, list) else [K]
+    factors = [np.asarray(A, dtype=float) for A in (K if isinstance(K, list) else [K])]
+    key = tuple((A.shape, A.tobytes()) for A in factors)
+    best = mp.mpf(0)
+    for P, Q in _black_box_pairs(float(eps0), float(delta0), key, mp.mp.prec):
+        best = max(best, _hs(P, Q, eps))
+    return best
+
+
+@functools.lru_cache(maxsize=16)
+def _black_box_pairs(eps0: float, delta0: float, key: tuple, prec: int) -> tuple:
+    """The pairs (P, Q) of ``worst_black_box_delta``, one per 4-tuple of rows of the exact product of the factors
+    in ``key`` (shapes and bytes), at the working precision ``prec``: they do not depend on the queried eps, so
+    each test's queries (a dozen eps) share them."""
+    factors = [np.frombuffer(raw).reshape(shape) for shape, raw in key]
     Km = _mpm(factors[0])
     for factor in factors[1:]:
         Km = _mul(Km, _mpm(factor))
     e, d = mp.e ** mp.mpf(eps0), mp.mpf(delta0)
     a, b = (1 - d) * e / (1 + e), (1 - d) / (1 + e)
     m = len(Km[0])
-    best = mp.mpf(0)
+    out = []
     for x1, x2, x3, x4 in itertools.product(range(len(Km)), repeat=4):
         P = [d * Km[x1][y] + a * Km[x2][y] + b * Km[x3][y] for y in range(m)]
         Q = [b * Km[x2][y] + a * Km[x3][y] + d * Km[x4][y] for y in range(m)]
-        best = max(best, _hs(P, Q, eps))
-    return best
+        out.append((P, Q))
+    return tuple(out)
 
 
 def handed_out(rep, eps_queries, delta_queries):
