@@ -113,6 +113,16 @@ def c_up(eps: float) -> mp.mpf:
 
 def exact_hockey_low(p, q, eps: float):
     """Rigorous lower bound on ``D_{e^eps}(p || q)`` for the stored doubles p, q (exact at eps 0, inf)."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)  # doubles as given: no rounding
+    return _exact_hockey_low(p.tobytes(), q.tobytes(), float(eps), mp.mp.prec)
+
+
+@functools.lru_cache(maxsize=1024)
+def _exact_hockey_low(p: bytes, q: bytes, eps: float, prec: int):
+    """``exact_hockey_low`` of the rows stored as ``p`` and ``q`` at the working precision ``prec``, each computed
+    once: a search test checks its dobrushin value, its curve and its witness pair (and often the same matrix
+    dense and sparse) against the same references."""
+    p, q = np.frombuffer(p).tolist(), np.frombuffer(q).tolist()
     if eps == 0.0:
         return sum((Fraction(a) - Fraction(b) for a, b in zip(p, q) if a > b), Fraction(0))
     if math.isinf(eps):
@@ -133,7 +143,15 @@ def exact_hockey_low(p, q, eps: float):
 
 
 def float_all_pairs(M: np.ndarray, eps: float) -> np.ndarray:
-    """Plain float ``D_{e^eps}`` of every ordered pair (diagonal -1): only used to SCREEN pairs."""
+    """Plain float ``D_{e^eps}`` of every ordered pair (diagonal -1): only used to SCREEN pairs (read-only; computed
+    once per matrix and eps)."""
+    M = np.asarray(M, dtype=float)
+    return _float_all_pairs(M.tobytes(), M.shape, float(eps))
+
+
+@functools.lru_cache(maxsize=32)  # a test's whole eps list (EPS_ALL: 13), for the dense and the sparse operator
+def _float_all_pairs(raw: bytes, shape: tuple, eps: float) -> np.ndarray:
+    M = np.frombuffer(raw).reshape(shape)
     n = M.shape[0]
     out = np.empty((n, n))
     with np.errstate(over="ignore", invalid="ignore"):
@@ -144,6 +162,7 @@ def float_all_pairs(M: np.ndarray, eps: float) -> np.ndarray:
         else:
             out[i] = np.maximum(M[i][None, :] - scaled, 0.0).sum(axis=1)
     np.fill_diagonal(out, -1.0)
+    out.setflags(write=False)
     return out
 
 
