@@ -34,25 +34,34 @@ def grr_chain(k: int = 4, eps_perm: float = 2.0, eps_1: float = 0.5) -> tuple[np
     return m1, m2
 
 
-def brute_delta(mechs: list[np.ndarray], eps: np.ndarray) -> np.ndarray:
-    """Exact profile of independent uses of the mechanisms on one input: max over ordered pairs of rows of
-    the hockey-stick divergence of the product distributions."""
+def _product_pairs(mechs: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The product distributions of every ordered pair of rows (u, v), u != v, of independent uses of ``mechs``."""
     n = mechs[0].shape[0]
-    out = np.zeros(eps.size)
+    out = []
     for u, v in itertools.permutations(range(n), 2):
         a, b = np.ones(1), np.ones(1)
         for M in mechs:
             a, b = np.kron(a, M[u]), np.kron(b, M[v])
+        out.append((a, b))
+    return out
+
+
+def brute_delta(mechs: list[np.ndarray], eps: np.ndarray, pairs=None) -> np.ndarray:
+    """Exact profile of independent uses of the mechanisms on one input: max over ordered pairs of rows of
+    the hockey-stick divergence of the product distributions (``pairs``: those of ``_product_pairs(mechs)``)."""
+    out = np.zeros(eps.size)
+    for a, b in _product_pairs(mechs) if pairs is None else pairs:
         vals = np.maximum(a[None, :] - np.exp(eps)[:, None] * b[None, :], 0.0).sum(axis=1)
         out = np.maximum(out, vals)
     return out
 
 
 def brute_epsilon(mechs: list[np.ndarray], delta: float) -> float:
+    pairs = _product_pairs(mechs)  # formed once, not at each of the 80 steps of the bisection
     lo, hi = 0.0, 60.0
     for _ in range(80):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if brute_delta(mechs, np.array([mid]))[0] > delta else (lo, mid)
+        lo, hi = (mid, hi) if brute_delta(mechs, np.array([mid]), pairs)[0] > delta else (lo, mid)
     return lo
 
 

@@ -78,7 +78,7 @@ def _rr_planted(n: int, m: int, keep: float, delta: float, a: int, seed: int) ->
 @pytest.mark.parametrize("n,m,delta,a", [
     (200, 200, 3e-14, 0), (200, 200, 1e-13, 199), (300, 300, 1e-14, 150),
     # -m slow: 400 states (n^2 m above the numba threshold, planted in the last row); the default run's
-    # test_large_fast_path_600x500 plants a near tie among exact ties above that threshold, in the last row too
+    # test_large_fast_path[340x300] plants a near tie among exact ties above that threshold, in the last row too
     pytest.param(400, 400, 5e-14, 398, marks=pytest.mark.slow),
 ], ids=["200-3e-14", "200-1e-13-last", "300-1e-14-mid", "400-5e-14"])
 def test_fast_path_planted_near_tie_among_exact_ties(n, m, delta, a):
@@ -168,11 +168,19 @@ def test_subnormal_column_large_eps_dense_and_sparse(n, m):
     check_operator(M, eps_list, K=MarkovOperator(sp.csr_matrix(M)))
 
 
-def test_large_fast_path_600x500():
+@pytest.mark.parametrize("n,m", [
+    (340, 300),  # n^2 m = 3.5e7, just above the numba threshold (2^25) and the threads' (2^24)
+    # -m slow: the same path at 600 x 500 (the default run's 340 x 300 above is past both thresholds)
+    pytest.param(600, 500, marks=pytest.mark.slow),
+], ids=["340x300", "600x500"])
+def test_large_fast_path(n, m):
+    from chainamp.mixing.scan import _NUMBA_MIN_WORK, _THREAD_MIN_WORK
+
+    assert n * n * m >= max(_NUMBA_MIN_WORK, _THREAD_MIN_WORK)  # the large path, not the small one
     rng = np.random.default_rng(17)
-    M = _rr_planted(600, 500, 0.1, 2e-14, 599, seed=3)
-    M = 0.9 * M + 0.1 * rng.dirichlet(np.ones(500), 600)
-    check_operator(M, [0.0, 0.1, 1.0], planted=[(599, k) for k in range(0, 600, 50)])
+    M = _rr_planted(n, m, 0.1, 2e-14, n - 1, seed=3)
+    M = 0.9 * M + 0.1 * rng.dirichlet(np.ones(m), n)
+    check_operator(M, [0.0, 0.1, 1.0], planted=[(n - 1, k) for k in range(0, n, 50)])
 
 
 # ----------------------------------------------------------------- sparse operators, all_pairs, inputs

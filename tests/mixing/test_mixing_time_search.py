@@ -34,12 +34,18 @@ def _exact_gammas(P: np.ndarray, steps: int, until: float = 0.0) -> list[F]:
     n = P.shape[0]
     K = [[F(float(x)) for x in row] for row in P]
     K = [[x / sum(row) for x in row] for row in K]
-    out, A = [], K
+    # K = N / D with integers N and one common denominator D, so K^t = N^t / D^t: the powers in integers (exact, and
+    # without a Fraction's gcd at every operation)
+    D = math.lcm(*(x.denominator for row in K for x in row))
+    N = [[x.numerator * (D // x.denominator) for x in row] for row in K]
+    out, A, scale = [], N, D
     for _ in range(steps):
-        out.append(max(sum(abs(A[i][y] - A[j][y]) for y in range(n)) / 2 for i in range(n) for j in range(i + 1, n)))
+        out.append(F(max(sum(abs(A[i][y] - A[j][y]) for y in range(n)) for i in range(n) for j in range(i + 1, n)),
+                     2 * scale))
         if out[-1] <= F(until):
             break
-        A = [[sum(A[i][z] * K[z][y] for z in range(n)) for y in range(n)] for i in range(n)]
+        A = [[sum(A[i][z] * N[z][y] for z in range(n)) for y in range(n)] for i in range(n)]
+        scale *= D
     return out
 
 

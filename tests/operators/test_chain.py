@@ -269,7 +269,10 @@ EXPANDER = nx.random_regular_graph(3, 2400, seed=3)
 
 # power iteration on the 45x50 grid would need ~10^5 steps: that is what "auto" avoids
 @pytest.mark.parametrize("method,graph", [
-    ("auto", GRID), ("direct", GRID), ("gth", GRID),
+    ("auto", GRID), ("direct", GRID),
+    # -m slow: a dense GTH of all 2250 states (1 s of CPU); test_gth_forced_above_the_sparse_class_limit below
+    # forces GTH on a class above the (lowered) limit in the default run
+    pytest.param("gth", GRID, marks=pytest.mark.slow),
     ("auto", EXPANDER), ("power", EXPANDER), ("direct", EXPANDER),
 ], ids=["grid-auto", "grid-direct", "grid-gth", "expander-auto", "expander-power", "expander-direct"])
 def test_sparse_methods_on_large_class(method, graph):
@@ -282,11 +285,31 @@ def test_sparse_methods_on_large_class(method, graph):
     np.testing.assert_allclose(K.sparse.T @ pi, pi, rtol=0.0, atol=1e-12)
 
 
-def test_sparse_power_reports_non_convergence():
-    from chainamp.errors import SolverError
+@pytest.mark.parametrize("method", ["gth", "direct", "auto"])
+def test_gth_forced_above_the_sparse_class_limit(method, monkeypatch):
+    """method="gth" densifies a sparse class larger than the limit (lowered to 200 states here: the 2250-state
+    grid runs with -m slow) and agrees with the sparse methods the limit otherwise selects."""
+    from chainamp.operators import stationary
 
+    monkeypatch.setattr(stationary, "_GTH_MAX_SPARSE_CLASS", 200)
+    graph = nx.grid_2d_graph(15, 20)
+    K = MarkovOperator.random_walk(graph, laziness=0.1)
+    calls = []
+    monkeypatch.setattr(stationary, "_gth", lambda P, real=stationary._gth: calls.append(P.shape) or real(P))
+    pi = stationary_distribution(K, method=method)
+    assert calls == ([(300, 300)] if method == "gth" else [])  # GTH only when forced, the whole class densified
+    deg = np.array([graph.degree(v) for v in graph.nodes], dtype=float)
+    np.testing.assert_allclose(pi, deg / deg.sum(), rtol=1e-8, atol=0.0)
+
+
+def test_sparse_power_reports_non_convergence(monkeypatch):
+    from chainamp.errors import SolverError
+    from chainamp.operators import stationary
+
+    # the same branch with 200 power steps, not the 100,000 method="power" takes by default (1.4 s of CPU)
+    monkeypatch.setattr(stationary, "_POWER_MAX_ITER", 2)
     K = MarkovOperator.random_walk(nx.path_graph(2100), laziness=0.5)
-    with pytest.raises(SolverError, match="power iteration did not reach residual"):
+    with pytest.raises(SolverError, match="power iteration did not reach residual 1e-300 in 200 steps"):
         stationary_distributions(K, method="power", stationary_residual_atol=1e-300)
 
 

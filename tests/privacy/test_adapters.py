@@ -29,6 +29,25 @@ SE_BOUND = 4.0  # standard errors allowed per output frequency
 LONG_MODULES = {"L-GRR": L_GRR, "L-SUE": L_SUE, "L-OUE": L_OUE, "L-OSUE": L_OSUE, "L-SOUE": L_SOUE}
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _library_clients_compiled_once():
+    """multi-freq-ldpy's clients are numba functions without ``cache=True``: every run compiled GRR_Client, UE_Client
+    and the four L_*_Client (jitted, ~6 s of CPU a run, most of this module's cost). While this module runs they are
+    the same Python functions (``py_func``, the library's source) compiled by numba with ``cache=True``: compiled
+    once, then read from the library's ``__pycache__``, as chainamp's own kernels are. Same code, same numba random
+    stream (seeded by ``_seed``), so the samples are the ones the library's own functions draw."""
+    mp = pytest.MonkeyPatch()
+    for module, names in ((mf_grr, ["GRR_Client"]), (L_GRR, ["GRR_Client"]), (mf_ue, ["UE_Client"]),
+                          (L_SUE, ["L_SUE_Client"]), (L_OUE, ["L_OUE_Client"]), (L_OSUE, ["L_OSUE_Client"]),
+                          (L_SOUE, ["L_SOUE_Client"])):
+        for name in names:
+            library = getattr(module, name)
+            assert isinstance(library, numba.core.registry.CPUDispatcher), (module, name)  # the patch is not vacuous
+            mp.setattr(module, name, numba.njit(cache=True)(library.py_func))
+    yield
+    mp.undo()
+
+
 @numba.njit(cache=True)  # compiled once, then read from __pycache__ (~0.5 s of CPU a run)
 def _seed_numba(seed):  # multi-freq-ldpy's jitted clients draw from numba's generator, not numpy's
     np.random.seed(seed)

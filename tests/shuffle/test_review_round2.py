@@ -4,6 +4,7 @@ an exact (Fraction / mpmath) reference: a certified delta must never fall below 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import sys
@@ -41,17 +42,29 @@ def _exact_blanket(R: list[list[Fraction]], n: int, eps: float, pairs=None) -> m
     for a, b in pairs:
         rev = mpmath.fsum(max(mp(R[a][y]) - e * mp(R[b][y]), 0) for y in range(m) if mu[y] == 0)
         vals = [(mp(R[a][y]) - e * mp(R[b][y])) / mp(mu[y]) for y in sup] + [mpmath.mpf(0)]
-        probs = [mp(mu[y]) for y in sup] + [mp(zero)]
         tot = mpmath.mpf(0)
-        for cnt in _compositions(n, len(vals)):
+        for cnt, w in _multinomial_weights(n, tuple(mu[y] for y in sup) + (zero,)):
             s = mpmath.fsum(c * v for c, v in zip(cnt, vals))
             if s > 0:
-                w = mpmath.factorial(n)
-                for c, p in zip(cnt, probs):
-                    w = w * p ** c / mpmath.factorial(c)
                 tot += w * s
         best = max(best, rev + tot / n)
     return best
+
+
+@functools.lru_cache(maxsize=4)
+def _multinomial_weights(n: int, probs: tuple) -> tuple:
+    """``(counts, n! prod p^c / c!)`` for every composition of n draws over the atoms of probabilities ``probs``
+    (Fractions), at 40 digits: they depend on neither the pair nor eps, so ``_exact_blanket``'s calls for one
+    channel and n share them."""
+    mpmath.mp.dps = 40
+    ps = [mpmath.mpf(f.numerator) / f.denominator for f in probs]
+    out = []
+    for cnt in _compositions(n, len(ps)):
+        w = mpmath.factorial(n)
+        for c, p in zip(cnt, ps):
+            w = w * p ** c / mpmath.factorial(c)
+        out.append((cnt, w))
+    return tuple(out)
 
 
 def _compositions(n: int, parts: int):
