@@ -49,7 +49,7 @@ __all__ = ["optimal_mixing_operator"]
 
 COEFFICIENTS = ("dobrushin", "doeblin")
 #: the formulations ``formulation=`` chooses from (see :func:`optimal_mixing_operator`)
-FORMULATIONS = ("auto", "lp", "cuts", "closed_form")
+FORMULATIONS = ("auto", "lp", "closed_form", "cuts")
 
 
 def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrushin", loss: Any = None,
@@ -96,10 +96,13 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         prior and a loss with one value on the diagonal and one off it, e.g. the default 0-1 loss; the optimum is
         then ``a I + b (J - I)``, :mod:`chainamp.design.symmetric`, K a :class:`~chainamp.operators.SymmetricChannel`);
         False always solves the LP.
-    formulation : {"auto", "lp", "closed_form"}
+    formulation : {"auto", "lp", "closed_form", "cuts"}
         ``"closed_form"`` (Doeblin only; what ``"auto"`` does for Doeblin) the optimum ``gamma D + (1 - gamma) 1
         e_{y*}^T`` of the module docstring, for any loss and prior, in O(n^2) with no LP (n = 200 in milliseconds;
-        the LP has 4 n^2 (n - 1) / 2 nonzeros); ``"lp"`` the linear program (``"auto"`` for Dobrushin).
+        the LP has 4 n^2 (n - 1) / 2 nonzeros); ``"lp"`` the linear program (``"auto"`` for Dobrushin); ``"cuts"``
+        (Dobrushin only) the same LP by constraint generation on its auxiliary entries with HiGHS, warm started
+        (:mod:`chainamp.design.lp_dobrushin`; needs highspy, no cvxpy): the same optimum and the same certificates,
+        ``max_lp_nonzeros`` capping the rows actually built, not the full LP's.
 
     Returns
     -------
@@ -135,7 +138,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         raise InvalidParameterError("formulation='cuts' exists for coefficient='dobrushin' only (got "
                                     f"coefficient={coef!r}): the Doeblin design has a closed form")
     closed = coef == "doeblin" and form != "lp"
-    cuts = coef == "dobrushin" and (form == "cuts" or (form == "auto" and solver is None and lp_dobrushin.available()))
+    cuts = form == "cuts"
     problem = symmetric.mixing_problem(size, labs, loss, pi) if symmetry and g > 0.0 else None
     if problem is None:
         check_tables(size, size, "optimal_mixing_operator")  # before any n-sized label tuple or n x n table

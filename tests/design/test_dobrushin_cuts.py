@@ -65,12 +65,13 @@ def test_cuts_beat_the_doeblin_closed_form_on_the_fano_plane():
     assert exact_tv(cuts.K.matrix) <= Fraction(gamma)
 
 
-def test_auto_uses_cuts_for_a_loss_that_is_not_invariant():
+def test_cuts_are_asked_for_and_noted():
     loss, prior, gamma = instance(5, 11)
-    r = optimal_mixing_operator(5, gamma, loss=loss, prior=prior, progress=False)
+    r = optimal_mixing_operator(5, gamma, loss=loss, prior=prior, formulation="cuts", progress=False)
     assert r.solver == "HiGHS (constraint generation)"
     assert any("constraint generation" in note for note in r.notes)
-    # the invariant case keeps its closed form
+    # "auto" keeps the full LP (cvxpy) for a loss that is not invariant, and the closed form for an invariant one
+    assert optimal_mixing_operator(5, gamma, loss=loss, prior=prior, progress=False).solver != r.solver
     assert optimal_mixing_operator(5, gamma, progress=False).solver is None
 
 
