@@ -40,7 +40,7 @@ from .._numerics import (DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REPAIR, LP_FEAS_ATOL
 from ..errors import InvalidParameterError, SolverError
 from ..mixing import dobrushin, doeblin
 from ..operators import MarkovOperator
-from . import duals, symmetric
+from . import duals, lp_dobrushin, symmetric
 from .common import (check_flags, check_labels, check_lp_size, check_tables, check_tolerances, check_loss, check_prior,
                      operator, repair, stochastic)
 from .result import DesignResult
@@ -49,7 +49,7 @@ __all__ = ["optimal_mixing_operator"]
 
 COEFFICIENTS = ("dobrushin", "doeblin")
 #: the formulations ``formulation=`` chooses from (see :func:`optimal_mixing_operator`)
-FORMULATIONS = ("auto", "lp", "closed_form")
+FORMULATIONS = ("auto", "lp", "closed_form", "cuts")
 
 
 def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrushin", loss: Any = None,
@@ -96,10 +96,13 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         prior and a loss with one value on the diagonal and one off it, e.g. the default 0-1 loss; the optimum is
         then ``a I + b (J - I)``, :mod:`chainamp.design.symmetric`, K a :class:`~chainamp.operators.SymmetricChannel`);
         False always solves the LP.
-    formulation : {"auto", "lp", "closed_form"}
+    formulation : {"auto", "lp", "closed_form", "cuts"}
         ``"closed_form"`` (Doeblin only; what ``"auto"`` does for Doeblin) the optimum ``gamma D + (1 - gamma) 1
         e_{y*}^T`` of the module docstring, for any loss and prior, in O(n^2) with no LP (n = 200 in milliseconds;
-        the LP has 4 n^2 (n - 1) / 2 nonzeros); ``"lp"`` the linear program (``"auto"`` for Dobrushin).
+        the LP has 4 n^2 (n - 1) / 2 nonzeros); ``"lp"`` the linear program (``"auto"`` for Dobrushin); ``"cuts"``
+        (Dobrushin only) the same LP by constraint generation on its auxiliary entries with HiGHS, warm started
+        (:mod:`chainamp.design.lp_dobrushin`; needs highspy, no cvxpy): the same optimum and the same certificates,
+        ``max_lp_nonzeros`` capping the rows actually built, not the full LP's.
 
     Returns
     -------
@@ -131,11 +134,15 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     if form == "closed_form" and coef != "doeblin":
         raise InvalidParameterError("formulation='closed_form' exists for coefficient='doeblin' only (got "
                                     f"coefficient={coef!r}): the Dobrushin design is a linear program")
+    if form == "cuts" and coef != "dobrushin":
+        raise InvalidParameterError("formulation='cuts' exists for coefficient='dobrushin' only (got "
+                                    f"coefficient={coef!r}): the Doeblin design has a closed form")
     closed = coef == "doeblin" and form != "lp"
+    cuts = form == "cuts"
     problem = symmetric.mixing_problem(size, labs, loss, pi) if symmetry and g > 0.0 else None
     if problem is None:
         check_tables(size, size, "optimal_mixing_operator")  # before any n-sized label tuple or n x n table
-    if solver is not None or (problem is None and not closed):
+    if solver is not None or (problem is None and not closed and not cuts):
         from ..mixing import check_lp_solver, check_lp_verbose  # imports cvxpy: only when an LP may be solved
 
         solver_name, loud = check_lp_solver(solver), check_lp_verbose(verbose)
@@ -153,6 +160,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                             certified_gamma=sol["certified"], repair=sol["repair"])
     labs = tuple(labs)
     ell = check_loss(loss, labs, labs)
+    loud_cuts = bool(verbose)
 
     # two stages, shown past two seconds: the LP (built and solved), then chainamp's certificate of K
     with progress_bar(2, "optimal_mixing_operator", unit="stage", progress=progress) as bar, \
@@ -176,6 +184,16 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
             dual = duals.constant_bound(c)
             notes.append("gamma = 0: only operators with equal rows qualify, so the best constant operator is optimal "
                          "(closed form, no LP)")
+        elif cuts:  # Dobrushin: the LP by constraint generation with HiGHS (design/lp_dobrushin.py)
+            def on_round(rounds: int, entries: int, excess: float) -> None:
+                bar.set_postfix_str(f"constraint generation: round {rounds}, {entries:,} entries, TV excess "
+                                    f"{max(excess, 0.0):.2g}")
+
+            out = lp_dobrushin.solve_cuts(C, g, max_lp_nonzeros, verbose=loud_cuts, on_round=on_round)
+            K0 = stochastic(out.K, feas_atol)
+            dual = duals.dobrushin_bound(C, out.pairs, out.lam, g)
+            notes.append(f"the Dobrushin LP was solved by constraint generation ({out.rounds} rounds, {out.entries:,} of "
+                         f"{size * size * (size - 1) // 2:,} auxiliary entries kept; HiGHS, warm started)")
         else:
             check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator")
             pairs = np.stack(np.triu_indices(size, 1), axis=1).astype(int)  # (0, 1), (0, 2), ..., row by row

@@ -12,7 +12,9 @@ Plain script: ``python tests/benchmarks/bench_design.py``. Each row times one de
   LP (cvxpy + HiGHS) at n = 20 (at n = 100 it has 9.9e7 nonzeros and is refused) and the same compact LP solved by
   Clarabel (``--clarabel``, the general sparse solver; slow);
 * ``optimal_mixing_operator(N, 0.4)`` with a random loss and prior (not invariant under relabelling): Doeblin in
-  closed form at N = 40, 200 beside its LP at N = 40; Dobrushin's LP at N = 40 (no fast path yet at N = 200).
+  closed form at N = 40, 200 beside its LP at N = 40; Dobrushin's LP at N = 40 (cvxpy + HiGHS) beside the same LP by
+  constraint generation (``formulation="cuts"``, HiGHS warm started) at N = 40, 60, 100, 200, each in a child process
+  stopped after ``--cuts-timeout`` seconds (its peak RSS is the children's, from ``getrusage``).
 
 Each row also shows the peak of Python/numpy allocations during a second, traced call (tracemalloc; skipped for calls
 over 20 s; Clarabel's own memory is not counted there, only in the RSS column) and the 1-minute load average after
@@ -24,6 +26,8 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
+import sys
 import time
 import tracemalloc
 
@@ -106,6 +110,25 @@ def dense_rows(args) -> None:
         secs, r, mb = traced(lambda: optimal_mixing_operator(n, 0.4, coefficient=coef, loss=loss, prior=prior,
                                                               formulation=form, progress=False))
         row(f"mixing {coef} N = {n}, random loss ({r.solver or 'closed form'})", secs, r, mb)
+    for n in args.cuts_n:
+        cmd = [sys.executable, os.path.abspath(__file__), "--child-cuts", str(n)]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.cuts_timeout)
+            print(out.stdout.rstrip() or out.stderr.strip().splitlines()[-1])
+        except subprocess.TimeoutExpired:
+            label = f"mixing dobrushin N = {n}, random loss (cuts)"
+            print(f"{label:<58}{'> ' + str(int(args.cuts_timeout)):>9}{'no answer':>14}{'':>14}{'':>10}"
+                  f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0:>9.0f}{os.getloadavg()[0]:>6.2f}")
+
+
+def child_cuts(n: int) -> None:
+    """One constraint-generation design (``--child-cuts N``), printed as a row (run in a child with a timeout)."""
+    rng = np.random.default_rng(n)  # the same loss and prior as the LP rows at this N
+    loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
+    optimal_mixing_operator(3, 0.4, loss=np.random.default_rng(0).random((3, 3)), formulation="cuts", progress=False)
+    secs, r, _ = traced(lambda: optimal_mixing_operator(n, 0.4, loss=loss, prior=prior, formulation="cuts",
+                                                         max_lp_nonzeros=10**9, progress=False), trace_below=0.0)
+    row(f"mixing dobrushin N = {n}, random loss (cuts, gap {r.gap:.1e})", secs, r, float("nan"))
 
 
 def main() -> None:
@@ -114,7 +137,14 @@ def main() -> None:
     parser.add_argument("--lp-max-k", type=int, default=34)
     parser.add_argument("--clarabel", action="store_true", help="also time the compact LP with Clarabel (slow)")
     parser.add_argument("--only-dense", action="store_true", help="only the rows without symmetry")
+    parser.add_argument("--cuts-n", type=int, nargs="*", default=[40, 60, 100, 200],
+                        help="N of the constraint-generation Dobrushin rows")
+    parser.add_argument("--cuts-timeout", type=float, default=120.0, help="seconds before a cuts row is stopped")
+    parser.add_argument("--child-cuts", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_cuts is not None:
+        child_cuts(args.child_cuts)
+        return
     if args.only_dense:
         print(f"design benchmark; load average {os.getloadavg()[0]:.2f} at start")
         dense_rows(args)
