@@ -119,16 +119,64 @@ def _fraction_chain_masses(verts: list[tuple[Fraction, Fraction]]) -> tuple[np.n
     return _masses_from_fractions(p, q)
 
 
+#: the float filter of :func:`_cross_sign`: a float cross product beyond this many units of its terms has its sign
+_FILTER = 16 * UNIT_ROUNDOFF
+
+
 def _cross_sign(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> int:
     """Sign of ``(a - o) x (b - o)``, exact (a float evaluation with an error filter, Fractions otherwise)."""
     t1 = (a[0] - o[0]) * (b[1] - o[1])
     t2 = (a[1] - o[1]) * (b[0] - o[0])
     val = t1 - t2
-    if abs(val) > 16 * UNIT_ROUNDOFF * (abs(t1) + abs(t2)) + 1e-300:
+    if abs(val) > _FILTER * (abs(t1) + abs(t2)) + 1e-300:
         return 1 if val > 0 else -1
     fo, fa, fb = (tuple(Fraction(x) for x in pt) for pt in (o, a, b))
     ex = (fa[0] - fo[0]) * (fb[1] - fo[1]) - (fa[1] - fo[1]) * (fb[0] - fo[0])
     return (ex > 0) - (ex < 0)
+
+
+#: chains of at least this many points use the compiled monotone chain
+_COMPILED_MIN = 2000
+
+
+def _chain_source(s, b, filt):  # pragma: no cover - compiled by numba
+    """The monotone chain of :func:`_upper_hull` with :func:`_cross_sign`'s float filter; an empty result when
+    some sign is not settled by the filter (the caller then runs the exact loop)."""
+    n = s.size
+    stack = np.empty(n, np.int64)
+    top = 0
+    for i in range(n):
+        while top >= 2:
+            o = stack[top - 2]
+            a = stack[top - 1]
+            t1 = (s[a] - s[o]) * (b[i] - b[o])
+            t2 = (b[a] - b[o]) * (s[i] - s[o])
+            val = t1 - t2
+            if abs(val) > filt * (abs(t1) + abs(t2)) + 1e-300:
+                if val > 0:
+                    top -= 1
+                else:
+                    break
+            else:
+                return np.empty(0, np.int64)
+        stack[top] = i
+        top += 1
+    return stack[:top].copy()
+
+
+_CHAIN: list = []
+
+
+def _compiled_chain():
+    """The compiled chain (numba when installed, the plain function otherwise)."""
+    if not _CHAIN:
+        try:
+            import numba
+
+            _CHAIN.append(numba.njit(cache=True, nogil=True)(_chain_source))
+        except ImportError:  # pragma: no cover
+            _CHAIN.append(_chain_source)
+    return _CHAIN[0]
 
 
 def _upper_hull(s: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,6 +196,13 @@ def _upper_hull(s: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     prev_max = np.maximum.accumulate(np.concatenate(([-1.0], b[:-1])))
     keep = b > prev_max  # strictly above every point with smaller s
     s, b = s[keep], b[keep]
+    if s.size >= _COMPILED_MIN:  # the same chain, compiled: settled by the float filter alone (else empty)
+        idx = _compiled_chain()(s, b, _FILTER)
+        if idx.size:
+            hs, hb = s[idx], b[idx]
+            if hs[-1] < 1.0:
+                hs, hb = np.append(hs, 1.0), np.append(hb, 1.0)
+            return hs, hb
     hull: list[tuple[float, float]] = []
     for pt in zip(s.tolist(), b.tolist()):
         while len(hull) >= 2 and _cross_sign(hull[-2], hull[-1], pt) >= 0:
