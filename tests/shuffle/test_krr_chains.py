@@ -260,3 +260,34 @@ def test_auto_skips_the_two_output_bound_only_when_it_cannot_win(n, k, eps0):
     else:
         assert rep.methods["exact"] == exact.epsilon
     assert rep.lower is not None and rep.lower_epsilon <= rep.epsilon
+
+
+@pytest.mark.parametrize("sizes", [(60, 50, 40), (5, 90, 33), (1, 1, 70)], ids=["60-50-40", "5-90-33", "1-1-70"])
+@pytest.mark.parametrize("kind", ["binomial", "spiky"])
+def test_three_factor_fft_error_bound_in_exact_arithmetic(sizes, kind):
+    """Every entry of the one-FFT convolution of three windows is within its bound of the exact convolution
+    (Fractions), including vectors of very different scales (the bound's first-order terms)."""
+    from chainamp.shuffle import exact
+
+    rng = np.random.default_rng(sum(sizes))
+    vecs = []
+    for m in sizes:
+        if kind == "binomial":
+            v = np.array([math.comb(m - 1, j) for j in range(m)], dtype=float) / 2.0 ** (m - 1)
+        else:
+            v = rng.random(m) ** 8
+            v[rng.integers(0, m)] = 1.0
+        vecs.append(v)
+    r, eta = exact._fft_conv3(*vecs)
+    fr = [[Fraction(float(x)) for x in v] for v in vecs]
+    ab = [Fraction(0)] * (len(fr[0]) + len(fr[1]) - 1)
+    for i, x in enumerate(fr[0]):
+        for j, y in enumerate(fr[1]):
+            ab[i + j] += x * y
+    out = [Fraction(0)] * (len(ab) + len(fr[2]) - 1)
+    for i, x in enumerate(ab):
+        for j, y in enumerate(fr[2]):
+            out[i + j] += x * y
+    worst = max(abs(Fraction(float(x)) - y) for x, y in zip(r, out))
+    assert worst <= Fraction(eta)
+    assert eta < 1e-10
