@@ -195,7 +195,10 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
             notes.append(f"the Dobrushin LP was solved by constraint generation ({out.rounds} rounds, {out.entries:,} of "
                          f"{size * size * (size - 1) // 2:,} auxiliary entries kept; HiGHS, warm started)")
         else:
-            check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator")
+            check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator",
+                          hint="use coefficient='doeblin' (a closed form at any size; a Doeblin coefficient <= "
+                               "gamma implies a Dobrushin coefficient <= gamma, so that K is feasible here too, "
+                               "though not always optimal)")
             pairs = np.stack(np.triu_indices(size, 1), axis=1).astype(int)  # (0, 1), (0, 2), ..., row by row
             from .lp import mixing_lp
 
