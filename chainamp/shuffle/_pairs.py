@@ -91,8 +91,12 @@ def both_orders(fn, P: np.ndarray, Q: np.ndarray, *args, monotone: bool = False)
 
 
 def thin(s: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Drop points dominated by another point (no larger s and no smaller b): the hull is unchanged."""
-    order = np.lexsort((-b, s))
+    """Drop points dominated by another point (no larger s and no smaller b): the hull is unchanged.
+
+    Sorted by s with a stable sort (runs of already sorted points, as the ROC chains and the accumulated hull
+    are, merge in linear time); among equal s the later points of higher b survive the running maximum and the
+    chain then drops the lower ones (a vertical pair is never both kept as a turn), so only non-vertices go."""
+    order = np.argsort(s, kind="stable")
     s, b = s[order], b[order]
     prev = np.maximum.accumulate(np.concatenate(([-1.0], b[:-1])))
     keep = b > prev
