@@ -113,8 +113,13 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
     import scipy.stats as st
     m = omc.size
     r0c, r1c, omc = (np.concatenate((a, np.zeros(3 - m))) for a in (r0c, r1c, omc))
-    l = np.where(omc > 0, (r0c - e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)
-    lam = float(np.max(np.where(omc > 0, (r0c + e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)))  # >= every |l_c|
+    with np.errstate(over="ignore", invalid="ignore"):
+        l = np.where(omc > 0, (r0c - e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)
+        lam = float(np.max(np.where(omc > 0, (r0c + e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)))  # >= every |l_c|
+    if not (math.isfinite(lam) and np.all(np.isfinite(l))):
+        # e r1 / omega overflowed (huge eps0, tiny omega): the infinities would certify 0. Fall back to the trivial
+        # D_b <= sum_c omega_c (l_c)_+ = sum_c (r0_c - e r1_c)_+ <= 1
+        return np.ones(bs.size)
     if l[0] < l[1]:
         l[[0, 1]], omc[[0, 1]] = l[[1, 0]], omc[[1, 0]]
     extra = (kappa - 4.0) * _U * lam * (1.0 + 8 * _U)  # 0 for exact class data (the behaviour before kappa)

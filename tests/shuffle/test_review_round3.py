@@ -1,0 +1,104 @@
+"""Adversarial review of the third shuffle round (k-RR two-output curve, compressed chains, the k-RR lowers, the
+auto path), against exact brute force over every dataset of the other users (Fractions, mpmath)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from chainamp import amplify_shuffled, mechanisms
+from chainamp.privacy._roc import _upper_hull
+from chainamp.shuffle import _chains, krr
+from chainamp.shuffle._pairs import roc_upper
+
+
+# ------------------------------------------------------------------ exact k-RR worst case (lumped outputs)
+def _partitions(n: int, top: int, parts: int):
+    """Partitions of n into at most ``parts`` parts, each at most ``top``."""
+    if n == 0:
+        yield ()
+        return
+    if parts == 0:
+        return
+    for p in range(min(n, top), 0, -1):
+        for rest in _partitions(n - p, p, parts - 1):
+            yield (p,) + rest
+
+
+def _conv(dist: dict, row: list) -> dict:
+    out: dict = {}
+    for h, w in dist.items():
+        for y, r in enumerate(row):
+            if r:
+                g = h[:y] + (h[y] + 1,) + h[y + 1:]
+                out[g] = out.get(g, 0) + w * r
+    return out
+
+
+def _dataset_pair(k: int, d: Fraction, o: Fraction, c0: int, c1: int, thirds: tuple) -> tuple[dict, dict]:
+    """Histograms when user 1 holds x0 (P) or x1 (Q); c0 others hold x0, c1 hold x1, ``thirds`` the multiplicities
+    of distinct third values. The outputs no one holds are one lumped cell (each lands there with the same
+    probability under both hypotheses, and given their count the split among them is the same: sufficient)."""
+    m = len(thirds)
+    rest = (k - 2 - m) * o
+
+    def row(v: int) -> list:
+        r = [o] * (2 + m) + [rest]
+        r[v] = d
+        return r
+
+    base = {tuple([0] * (3 + m)): Fraction(1)}
+    for v in [0] * c0 + [1] * c1 + [2 + j for j, c in enumerate(thirds) for _ in range(c)]:
+        base = _conv(base, row(v))
+    return _conv(base, row(0)), _conv(base, row(1))
+
+
+def _mp(D: dict) -> dict:
+    return {h: mpmath.mpf(w.numerator) / w.denominator for h, w in D.items()}
+
+
+def _hockey(P: dict, Q: dict, a) -> mpmath.mpf:
+    return mpmath.fsum(max(P.get(h, 0) - a * Q.get(h, 0), 0) for h in set(P) | set(Q))
+
+
+def _krr_worst(k: int, d: Fraction, o: Fraction, n: int, epss: list[float]) -> tuple[list, list]:
+    """(worst case over every dataset of the others and both orders, the dataset 'every other user at one third
+    value') of H at a = e^eps (60 digits) for each eps."""
+    mpmath.mp.dps = 60
+    alist = [mpmath.exp(mpmath.mpf(e)) for e in epss]
+    worst = [mpmath.mpf(0)] * len(alist)
+    third = None
+    N = n - 1
+    for c0 in range(N + 1):
+        for c1 in range(N + 1 - c0):
+            for lam in _partitions(N - c0 - c1, N, k - 2):
+                P, Q = (_mp(x) for x in _dataset_pair(k, d, o, c0, c1, lam))
+                vals = [max(_hockey(P, Q, a), _hockey(Q, P, a)) for a in alist]
+                worst = [max(w, v) for w, v in zip(worst, vals)]
+                if c0 == c1 == 0 and len(lam) <= 1:
+                    third = vals
+    return worst, third
+
+
+def _rr(k: int, eps0: float):
+    rr = mechanisms.randomized_response(k, eps0)
+    return rr, Fraction(rr.diagonal), Fraction(rr.off_diagonal)
+
+
+# ------------------------------------------------------------------ findings (each failed before its fix)
+def test_blanket_does_not_certify_zero_when_e_over_omega_overflows():
+    """FINDING (fixed): k-RR with k = 1e6, eps0 = 700, n = 2: the blanket's closed form divided ``e^eps r1`` by
+    omega = 1/k, which overflowed to inf; the infinities turned into a certified delta of 0 at eps = 695.97 (and
+    "auto" picked it: epsilon 695.97 at delta 1e-6) where the exact delta is 0.98 (one other user at most adds
+    little: H = 1 - e^(eps - 700) for the user's own report)."""
+    rr = mechanisms.randomized_response(10**6, 700.0)
+    rep = amplify_shuffled(rr, 2, progress=False)
+    with np.errstate(all="ignore"):
+        blanket = amplify_shuffled(rr, 2, method="blanket", progress=False)
+    exact = 1.0 - math.exp(695.97 - 700.0)  # H of user 1's own report alone: a lower bound of the truth
+    assert blanket.delta_at(695.97) >= exact
+    assert rep.epsilon >= 699.0 and rep.delta_at(695.97) >= exact
