@@ -183,8 +183,13 @@ def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
 
 
 def _log_up(x: Fraction) -> float:
-    """An upper bound of ``log(x)`` for a positive rational."""
-    v = math.log(_up(x))
+    """An upper bound of ``log(x)`` for a positive rational (beyond the largest float: the logs of its integer
+    numerator and denominator, each within a few units of its own magnitude)."""
+    try:
+        v = math.log(_up(x))
+    except OverflowError:
+        a, b = math.log(x.numerator), math.log(x.denominator)
+        return math.nextafter(a - b + 4e-16 * (abs(a) + abs(b) + 1.0), math.inf)
     return math.nextafter(v + 4e-16 * (abs(v) + 1.0), math.inf)
 
 

@@ -102,3 +102,17 @@ def test_blanket_does_not_certify_zero_when_e_over_omega_overflows():
     exact = 1.0 - math.exp(695.97 - 700.0)  # H of user 1's own report alone: a lower bound of the truth
     assert blanket.delta_at(695.97) >= exact
     assert rep.epsilon >= 699.0 and rep.delta_at(695.97) >= exact
+
+
+@pytest.mark.parametrize("eps0", [709.0, 709.9, 740.0], ids=["709", "709.9", "740"])
+@pytest.mark.parametrize("k", [3, 1000], ids=lambda k: f"k={k}")
+def test_huge_eps0_does_not_crash(k, eps0):
+    """FINDING (fixed): read_randomizer's ``_log_up(d / o)`` turned the Fraction d / o into a float; past e^709.8
+    that raised OverflowError (amplify_shuffled crashed for any k at eps0 = 740); then the skip estimate's
+    ``math.exp(eps)`` overflowed, and Boost's binomial pmf overflows on a subnormal coin probability 2 o (eps0 =
+    709.9, n = 3): the coins are left out below ``krr.COIN_MIN`` (the upper bound only grows)."""
+    rr = mechanisms.randomized_response(k, eps0)
+    with np.errstate(all="ignore"):
+        rep = amplify_shuffled(rr, 3, progress=False)
+    assert rep.epsilon >= 700.0
+    assert rep.delta_at(600.0) >= 1.0 - math.exp(600.0 - 700.0)
