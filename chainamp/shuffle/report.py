@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._numerics import check_delta, fmt_number, jsonable_number, text_table
+from .._numerics.tolerances import BISECTION_ATOL, BISECTION_RTOL
 from ..privacy import DominatingPair, PrivacyProfile
 
 __all__ = ["ShuffleReport"]
@@ -93,8 +94,16 @@ class ShuffleReport:
 
     @property
     def lower_epsilon(self) -> float | None:
-        """epsilon of ``lower`` at the report's delta (None without a lower profile)."""
-        return None if self.lower is None else float(self.lower.epsilon(self.delta))
+        """epsilon of ``lower`` at the report's delta (None without a lower profile), rounded DOWN: the profile's
+        search returns the upper end of a bracket of width ``BISECTION_ATOL + BISECTION_RTOL hi``; its lower end,
+        where the lower's delta is still above delta, is below the true epsilon (0 when that check fails)."""
+        if self.lower is None:
+            return None
+        hi = float(self.lower.epsilon(self.delta))
+        if hi == 0.0 or not math.isfinite(hi):
+            return hi
+        lo = max(0.0, hi - (BISECTION_ATOL + BISECTION_RTOL * hi) * (1.0 + 1e-12))
+        return lo if float(self.lower.delta(lo)) > self.delta else 0.0
 
     @property
     def gap(self) -> float | None:

@@ -116,3 +116,26 @@ def test_huge_eps0_does_not_crash(k, eps0):
         rep = amplify_shuffled(rr, 3, progress=False)
     assert rep.epsilon >= 700.0
     assert rep.delta_at(600.0) >= 1.0 - math.exp(600.0 - 700.0)
+
+
+def test_krr_lower_is_not_above_its_dataset_when_the_truth_is_tiny():
+    """FINDING (fixed): the lower profile was evaluated by DominatingPair.delta, which rounds UP (an upper bound's
+    rounding: the band of outcomes near the cut adds ~1e-14): at k = 1e6, eps0 = 1e-9, n = 2 its delta at eps = 0
+    was 7.1e-15 against the exact 1.0e-15 of its own dataset (and of the worst case), and the report read
+    epsilon = 0 with a "lower" epsilon of 3.6e-15 above it (delta = 5e-15)."""
+    rr, d, o = _rr(10**6, 1e-9)
+    rep = amplify_shuffled(rr, 2, delta=5e-15, method="exact", progress=False)
+    worst, third = _krr_worst(10**6, d, o, 2, [0.0, 1e-12])
+    for e, w, t in zip([0.0, 1e-12], worst, third):
+        assert rep.lower.delta(e) <= t <= w
+    assert rep.lower_epsilon <= rep.epsilon
+
+
+def test_lower_epsilon_is_not_above_the_certified_epsilon():
+    """FINDING (fixed): lower_epsilon returned the upper end of the profile search's bracket (rtol 1e-7), so for
+    binary RR (lower = the exact worst case) it read 3.97490687 above the certified 3.97490670 (k = 2, eps0 = 4,
+    n = 50, delta = 0.01). It now returns the bracket's lower end, where the lower's delta (rounded down) is still
+    above delta."""
+    rep = amplify_shuffled(mechanisms.randomized_response(2, 4.0), 50, delta=0.01, progress=False)
+    assert rep.lower_epsilon <= rep.epsilon
+    assert rep.lower.delta(rep.lower_epsilon) > 0.01
