@@ -139,3 +139,173 @@ def test_lower_epsilon_is_not_above_the_certified_epsilon():
     rep = amplify_shuffled(mechanisms.randomized_response(2, 4.0), 50, delta=0.01, progress=False)
     assert rep.lower_epsilon <= rep.epsilon
     assert rep.lower.delta(rep.lower_epsilon) > 0.01
+
+
+# ------------------------------------------------------------------ the API against brute force (every dataset)
+API_CASES = [  # (n, k, eps0, delta)
+    (1, 3, 1.0, 1e-3), (2, 3, 1e-9, 1e-6), (3, 3, 0.37, 1e-2), (4, 4, 2.0, 1e-3), (5, 3, 3.0, 1e-6),
+    (4, 5, 0.7, 1e-1), (3, 4, 30.0, 1e-10), (3, 5, 700.0, 1e-6), (3, 3, 709.9, 1e-6), (2, 10**6, 5.0, 1e-6),
+    (3, 10**6, 1e-9, 1e-15), (3, 1000, 13.0, 1e-3),
+]
+
+
+@pytest.mark.parametrize("method", ["exact", "auto"])
+@pytest.mark.parametrize("n,k,eps0,delta", API_CASES, ids=[f"n{c[0]}-k{c[1]}-e{c[2]:g}-d{c[3]:g}" for c in API_CASES])
+def test_api_against_every_dataset(n, k, eps0, delta, method):
+    """Certified profile, its dominating pair and its epsilon above the exact worst case over every dataset of
+    the others (60-digit e^eps); the lower below its own dataset (every other user at one third value), its
+    epsilon below the true epsilon."""
+    rr, d, o = _rr(k, eps0)
+    with np.errstate(all="ignore"):
+        rep = amplify_shuffled(rr, n, delta=delta, method=method, progress=False)
+    grid = sorted({0.0, 0.01, 0.3, eps0 * 0.2, eps0 * 0.5, eps0 * 0.9, eps0 * 0.999})
+    epss = grid + [rep.epsilon] + ([rep.lower_epsilon] if rep.lower is not None else [])
+    epss = [e for e in epss if math.isfinite(e)]
+    worst, third = _krr_worst(k, d, o, n, epss)
+    pair = rep.profile.dominating_pair()
+    for e, w, t in zip(epss, worst, third):
+        assert rep.profile.delta(e) >= w and rep.delta_at(e) >= w and pair.delta(e) >= w, e
+        if rep.lower is not None:
+            assert rep.lower.delta(e) <= t <= w, e
+    if math.isfinite(rep.epsilon):
+        assert worst[len(grid)] <= delta
+    if rep.lower is not None and rep.lower_epsilon > 0.0:
+        assert worst[-1] >= delta and rep.lower_epsilon <= rep.epsilon
+    with np.errstate(all="ignore"):
+        assert rep.epsilon_at(delta) == rep.epsilon
+
+
+# ------------------------------------------------------------------ compress: every slope, exactly
+def _hull_slopes(s, b) -> set:
+    """The slopes where ``a -> max_k (b_k - a s_k)`` bends (the upper hull's edge slopes), exactly."""
+    best: dict = {}
+    for x, y in zip(s, b):
+        fx, fy = Fraction(float(x)), Fraction(float(y))
+        best[fx] = max(best.get(fx, fy), fy)
+    h: list = []
+    for p in sorted(best.items()):
+        while len(h) >= 2 and (h[-1][0] - h[-2][0]) * (p[1] - h[-2][1]) - (h[-1][1] - h[-2][1]) * (p[0] - h[-2][0]) >= 0:
+            h.pop()
+        h.append(p)
+    return {(y2 - y1) / (x2 - x1) for (x1, y1), (x2, y2) in zip(h, h[1:])}
+
+
+def _support(s, b, a: Fraction) -> Fraction:
+    return max(Fraction(float(y)) - a * Fraction(float(x)) for x, y in zip(s, b))
+
+
+U = 2.0**-53
+TINY = 5e-324
+
+
+def _adversarial(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    n = 120
+    if kind == "duplicates":
+        return np.sort(rng.choice(np.linspace(0, 1, 7), n)), np.sort(rng.random(n))
+    if kind == "vertical-runs":
+        ds = np.where(rng.random(n) < 0.5, 0.0, rng.random(n))
+        db = np.where(ds == 0, rng.random(n), 0.0)
+        return np.cumsum(ds) / ds.sum(), np.cumsum(db) / db.sum()
+    if kind == "threshold-slopes":  # edges at, just under and just over the 1e12 steep threshold
+        ds = rng.random(n) * 1e-13
+        sl = rng.choice([1e12, np.nextafter(1e12, 0), np.nextafter(1e12, 2e12), 1e11, 1e13, 0.0, 1.0], n)
+        return np.cumsum(ds), np.cumsum(ds * sl)
+    if kind == "subnormal":
+        return np.cumsum(rng.integers(0, 5, n) * TINY), np.cumsum(rng.integers(0, 50, n) * TINY)
+    if kind == "zeros":
+        return np.zeros(n), np.sort(rng.random(n))
+    if kind == "b-decreasing":
+        return np.sort(rng.random(n)), np.sort(rng.random(n))[::-1].copy()
+    if kind == "near-one":
+        return np.sort(1.0 - rng.integers(0, 40, n) * U), np.sort(1.0 - rng.integers(0, 40, n) * U)
+    if kind == "log-uniform":
+        ds, sl = 10.0 ** rng.uniform(-300, 0, n), 10.0 ** rng.uniform(-20, 20, n)
+        s, b = np.cumsum(ds), np.cumsum(ds * sl)
+        return s / s[-1], b / b[-1]
+    if kind == "cancelling":
+        s = np.sort(rng.random(n))
+        return s, 10.0 ** rng.uniform(-3, 3) * s * (1 + rng.normal(0, 4e-16, n))
+    if kind == "mixed-scales":
+        return (np.sort(np.concatenate(([0.0], 10.0 ** rng.uniform(-320, 0, n - 1)))),
+                np.sort(np.concatenate(([0.0], 10.0 ** rng.uniform(-320, 0, n - 1)))))
+    if kind == "lattice":  # exactly collinear: b - 3 s is exactly 0
+        s = np.arange(n) / 1024.0
+        return s, 3.0 * s
+    P, Q = rng.random(n) ** 4, rng.random(n) ** 4  # "roc": a concave chain of prefix sums
+    order = np.argsort(-(P / Q))
+    return roc_upper(P[order] / P.sum(), Q[order] / Q.sum(), 1e-9, 0.0, monotone=True)
+
+
+KINDS = ["duplicates", "vertical-runs", "threshold-slopes", "subnormal", "zeros", "b-decreasing", "near-one",
+         "log-uniform", "cancelling", "mixed-scales", "lattice", "roc"]
+
+
+@pytest.mark.parametrize("rtol", [1e-4, 1e6], ids=["rtol1e-4", "rtol1e6"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_compress_dominates_at_every_slope(kind, rtol):
+    """The compressed points' support function is at least the original's at EVERY a >= 0: both are convex
+    piecewise linear, so checking every breakpoint of either (and beyond the last) covers all a; then the
+    compiled sum (0-floored) at the same slopes (a rounded down to a float)."""
+    rng = np.random.default_rng(KINDS.index(kind))
+    s, b = _adversarial(kind, rng)
+    cs, cb = _chains.compress(s, b, rtol=rtol, atol=1e-18 if rtol < 1 else 0.0)
+    assert cs[0] == s[0] and cb[0] == b[0] and np.all(np.diff(cs) >= 0)
+    slopes = {a for a in _hull_slopes(s, b) | _hull_slopes(cs, cb) if a >= 0} | {Fraction(0)}
+    top = max(slopes) * 2 + 1
+    slopes |= {top, top * 10**6}
+    h = _chains.SupportSum([(cs, cb)])
+    for a in sorted(slopes):
+        exact = _support(s, b, a)
+        assert _support(cs, cb, a) >= exact, float(a)
+        af = float(a)
+        af = af if Fraction(af) <= a else math.nextafter(af, 0.0)
+        assert Fraction(float(h(np.array([af]))[0])) >= max(exact, Fraction(0)), float(a)
+
+
+# ------------------------------------------------------------------ the exact hull of from_roc on long chains
+HULL_KINDS = ["noisy-sqrt", "lattice-equal-s", "near-diagonal", "near-one", "subnormal", "alternating"]
+
+
+def _hull_points(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    n = 2500
+    if kind == "noisy-sqrt":
+        s = rng.random(n)
+        return s, np.clip(np.sqrt(s) + rng.normal(0, 1e-3, n), 0, 1)
+    if kind == "lattice-equal-s":  # many points per s, exactly collinear vertices
+        s = rng.integers(0, 500, n) / 512.0
+        return s, np.minimum(2 * s, 1.0) - rng.integers(0, 2, n) / 1024.0
+    if kind == "near-diagonal":
+        s = rng.random(n)
+        return s, np.clip(s * (1 + rng.normal(0, 1e-15, n)), 0, 1)
+    if kind == "near-one":
+        return 1 - rng.integers(0, 3000, n) * U, 1 - rng.integers(0, 3000, n) * U * 0.5
+    if kind == "subnormal":
+        return rng.integers(0, 3000, n) * TINY, rng.integers(0, 3000, n) * TINY * 3
+    t = np.sort(rng.random(n))
+    b = 1 - (1 - t) ** 2
+    return t, np.where(rng.random(n) < 0.5, b, b * (1 - 1e-16))
+
+
+@pytest.mark.parametrize("kind", HULL_KINDS)
+def test_upper_hull_on_long_chains_is_exact(kind):
+    """``_upper_hull`` (the compiled chain for 2000+ points when it is in, the exact loop otherwise) gives the
+    vertices of the exact hull: every input point on or below it (Fractions), every vertex an input point (or
+    (0, 0), (1, 1)) strictly above the chord of its neighbours."""
+    rng = np.random.default_rng(HULL_KINDS.index(kind))
+    s, b = _hull_points(kind, rng)
+    hs, hb = _upper_hull(s, b)
+    V = [(Fraction(float(x)), Fraction(float(y))) for x, y in zip(hs, hb)]
+    given = set(zip(s.tolist(), b.tolist())) | {(0.0, 0.0), (1.0, 1.0)}
+    assert all((float(x), float(y)) in given for x, y in V)
+    for (x0, y0), (x1, y1), (x2, y2) in zip(V, V[1:], V[2:]):
+        assert (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0) < 0  # a strict turn: no collinear vertex
+    xs = [v[0] for v in V]
+    import bisect
+    for x, y in zip(s.tolist(), b.tolist()):
+        fx, fy = Fraction(x), Fraction(y)
+        j = min(max(bisect.bisect_right(xs, fx), 1), len(V) - 1)
+        (x0, y0), (x1, y1) = V[j - 1], V[j]
+        if fx < x0:
+            assert fy <= y0
+            continue
+        assert (x1 - x0) * (fy - y0) <= (y1 - y0) * (fx - x0)
