@@ -309,3 +309,56 @@ def test_upper_hull_on_long_chains_is_exact(kind):
             assert fy <= y0
             continue
         assert (x1 - x0) * (fy - y0) <= (y1 - y0) * (fx - x0)
+
+
+# ------------------------------------------------------------------ the lowers' blocks and the curve's bins at their edges
+@pytest.mark.parametrize("budget,tail", [(1, 1e-15), (5, 1e-3), (20, 1e-15), (40, 1e-3), (1e6, 1e-15)],
+                         ids=["b1", "b5-tail1e-3", "b20", "b40-tail1e-3", "all"])
+@pytest.mark.parametrize("n,k,eps0", [(3, 3, 0.5), (6, 4, 1.5), (5, 3, 1e-9), (4, 4, 12.0)],
+                         ids=["n3k3", "n6k4", "n5k3-tiny", "n4k4-e12"])
+def test_krr_lowers_below_their_dataset(n, k, eps0, budget, tail):
+    """The T-block lower (any budget, even one count; a window tail of 1e-3 charged to the false-alarm side) and
+    the difference lower (at o' >= o), evaluated from below, never above the exact profile of their dataset."""
+    from chainamp.shuffle.api import lower_delta
+
+    rr, d, o = _rr(k, eps0)
+    _, dd, oo = krr.krr_parameters(k, eps0)
+    epss = [0.0, 0.05, 0.3 * eps0, 0.7 * eps0]
+    _, third = _krr_worst(k, d, o, n, epss)
+    lows = [krr._krr_lower(n - 1, dd, oo, tail, budget)]
+    if budget == 1e6:
+        lows.append(krr._krr_lower_difference(n - 1, k, dd, oo, 1e-15))
+    for low in lows:
+        if low is None:
+            continue
+        f = lower_delta(low)
+        for e, t in zip(epss, third):
+            assert float(f(np.array([e]))[0]) <= t, e
+
+
+@pytest.mark.parametrize("bins,tail", [(1, 1e-40), (2, 1e-2), (3, 1e-6), (1000, 1e-2)],
+                         ids=["bins1", "bins2-tail1e-2", "bins3", "bins1000-tail1e-2"])
+@pytest.mark.parametrize("n,k,eps0", [(5, 3, 0.5), (6, 4, 2.0)], ids=["n5k3", "n6k4"])
+def test_two_output_curve_any_bins_and_tail(n, k, eps0, bins, tail):
+    """Any number of bins (each at its smallest coin count) and any window tail (its mass added) keep the curve
+    above the exact two-output pair (Fractions, test_krr_chains._two_output_exact)."""
+    from test_krr_chains import _two_output_exact  # noqa: PLC0415
+
+    rr, d, o = _rr(k, eps0)
+    curve = krr.two_output_curve(n, float(d), float(o), bins=bins, tail=tail)
+    for a in [Fraction(1), Fraction(6, 5), Fraction(2)]:
+        eps = math.nextafter(math.log(float(a)), -math.inf) - 1e-15
+        assert Fraction(float(curve(np.array([eps]))[0])) >= _two_output_exact(n, d, o, a)
+
+
+@pytest.mark.parametrize("n,k,eps0,delta", [(3000, 10**6, 8.0, 1e-6), (300, 4, 0.1, 1e-10), (100000, 3, 4.0, 1e-6),
+                                            (10, 100, 2.0, 1e-10), (3000, 3, 0.5, 1e-3)],
+                         ids=["n3000-k1e6-e8", "n300-k4-e0.1", "n1e5-k3-e4", "n10-k100-e2", "n3000-k3-e0.5"])
+def test_auto_is_never_worse_than_exact(n, k, eps0, delta):
+    """The skip only leaves out a two-output bound that cannot win (240 configurations swept in review: 178
+    skipped, auto never above method='exact')."""
+    rr = mechanisms.randomized_response(k, eps0)
+    auto = amplify_shuffled(rr, n, delta=delta, progress=False)
+    exact = amplify_shuffled(rr, n, delta=delta, method="exact", progress=False)
+    assert auto.epsilon <= exact.epsilon and auto.lower is not None
+    assert auto.lower_epsilon <= auto.epsilon
