@@ -127,15 +127,19 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
     out = np.zeros(bs.size)
     if lmax <= 0.0:
         return out
-    pi = min(1.0, omc[0] + omc[1])
+    # the count outside classes 0 and 1 is N - s ~ Bin(N, omega_2): omega_2 itself, not 1 - (omega_0 + omega_1),
+    # which rounds to 0 when omega_2 < u and dropped a class whose omega_2 l_2 = r0_2 - e r1_2 need not be small
+    q2 = float(omc[2])
     rho = omc[0] / (omc[0] + omc[1]) if omc[0] + omc[1] > 0 else 0.0
     r = SHUFFLE_SPECIAL_RTOL
     Ns = bs.astype(float) + 1.0
     # the window of s for every b, flattened into one vector of (b, s) pairs
-    if pi >= 1.0 or omc[2] <= 0.0:
+    if q2 <= 0.0:
         owner, svals, sw, tails = np.arange(bs.size), Ns.copy(), np.ones(bs.size), np.zeros(bs.size)
+    elif q2 < 1e-300:  # Boost's binomial functions overflow on subnormal probabilities: the trivial D_b <= 1
+        return np.ones(bs.size)
     else:
-        mean, sd = Ns * pi, np.sqrt(Ns * pi * (1 - pi))
+        mean, sd = Ns - Ns * q2, np.sqrt(Ns * q2 * (1 - q2))
         lo = np.maximum(0, (mean - 9 * sd - 9).astype(np.int64))
         hi = np.minimum(Ns.astype(np.int64), (mean + 9 * sd + 81).astype(np.int64) + 1)
         counts = hi - lo + 1
@@ -143,9 +147,9 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
         check_memory(12 * 8.0 * total, f"{total} (blanket size, count) pairs of the blanket pair")
         owner = np.repeat(np.arange(bs.size), counts)
         svals = (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)).astype(float)
-        sw = st.binom.pmf(svals, Ns[owner], pi) * (1 + r)
-        tails = (np.where(lo > 0, st.binom.cdf(lo - 1, Ns, pi), 0.0)
-                 + np.where(hi < Ns, st.binom.sf(hi, Ns, pi), 0.0)) * (1 + r) + 1e-300
+        sw = st.binom.pmf(Ns[owner] - svals, Ns[owner], q2) * (1 + r)  # P(s) = P(N - s), N - s ~ Bin(N, q2)
+        tails = (np.where(lo > 0, st.binom.sf(Ns - lo, Ns, q2), 0.0)  # P(s <= lo - 1)
+                 + np.where(hi < Ns, st.binom.cdf(Ns - hi - 1, Ns, q2), 0.0)) * (1 + r) + 1e-300  # P(s >= hi + 1)
     N = Ns[owner]
     alpha = l[0] - l[1]
     beta = svals * (l[1] - l[2]) + N * l[2]

@@ -362,3 +362,24 @@ def test_auto_is_never_worse_than_exact(n, k, eps0, delta):
     exact = amplify_shuffled(rr, n, delta=delta, method="exact", progress=False)
     assert auto.epsilon <= exact.epsilon and auto.lower is not None
     assert auto.lower_epsilon <= auto.epsilon
+
+
+@pytest.mark.parametrize("R", [[[0.1, 0.6, 0.3], [1e-20, 1 - 3e-20, 2e-20]], [[0.3, 0.4, 0.3], [1e-17, 1 - 3e-17, 2e-17]]],
+                         ids=["1e-20", "1e-17"])
+@pytest.mark.parametrize("n", [2, 3], ids=lambda n: f"n={n}")
+def test_blanket_keeps_a_third_class_below_unit_roundoff(R, n):
+    """FINDING (fixed): the blanket's closed form for three classes took ``pi = omega_0 + omega_1``, which rounds
+    to 1 when the third class's blanket mass is below u; it then dropped that class, whose ``omega_2 l_2 =
+    r0_2 - e r1_2`` is not small (0.3 here). R = [[0.1, 0.6, 0.3], [1e-20, 1 - 3e-20, 2e-20]], n = 2: certified
+    0.100 at eps = 20 against the exact 0.400, and "auto" reported epsilon 43.749 (delta 1e-6) where the exact
+    delta is above 0.1. The count outside classes 0 and 1 is now ``Bin(N, omega_2)``, omega_2 itself."""
+    from review_brute import worst_deltas  # noqa: PLC0415 - the brute force of the earlier reviews
+
+    RF = [[Fraction(x) for x in row] for row in R]
+    rep = amplify_shuffled(np.array(R), n, progress=False)
+    blanket = amplify_shuffled(np.array(R), n, method="blanket", progress=False)
+    epss = [5.0, 20.0, 30.0, rep.epsilon]
+    worst = worst_deltas(RF, n, epss)
+    for e, w in zip(epss, worst):
+        assert blanket.delta_at(e) >= w and rep.delta_at(e) >= w, e
+    assert worst[-1] <= 1e-6
