@@ -138,6 +138,8 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
         owner, svals, sw, tails = np.arange(bs.size), Ns.copy(), np.ones(bs.size), np.zeros(bs.size)
     elif q2 < 1e-300:  # Boost's binomial functions overflow on subnormal probabilities: the trivial D_b <= 1
         return np.ones(bs.size)
+    if 0.0 < rho < 1e-300:  # the same for the split of s between classes 0 and 1
+        return np.ones(bs.size)
     else:
         mean, sd = Ns - Ns * q2, np.sqrt(Ns * q2 * (1 - q2))
         lo = np.maximum(0, (mean - 9 * sd - 9).astype(np.int64))

@@ -364,18 +364,25 @@ def test_auto_is_never_worse_than_exact(n, k, eps0, delta):
     assert auto.lower_epsilon <= auto.epsilon
 
 
-@pytest.mark.parametrize("R", [[[0.1, 0.6, 0.3], [1e-20, 1 - 3e-20, 2e-20]], [[0.3, 0.4, 0.3], [1e-17, 1 - 3e-17, 2e-17]]],
-                         ids=["1e-20", "1e-17"])
+THIRD_CLASS = [  # rows that sum to 1 EXACTLY (as rationals): the exact worst case is meaningful at any eps
+    [[0.125, 0.5, 0.375], [2.0**-53 - 2.0**-80, 1 - 2.0**-53, 2.0**-80]],
+    [[0.25, 0.25, 0.5], [2.0**-52 - 2.0**-75, 1 - 2.0**-52, 2.0**-75]],
+]
+
+
+@pytest.mark.parametrize("R", THIRD_CLASS, ids=["2^-80", "2^-75"])
 @pytest.mark.parametrize("n", [2, 3], ids=lambda n: f"n={n}")
 def test_blanket_keeps_a_third_class_below_unit_roundoff(R, n):
     """FINDING (fixed): the blanket's closed form for three classes took ``pi = omega_0 + omega_1``, which rounds
     to 1 when the third class's blanket mass is below u; it then dropped that class, whose ``omega_2 l_2 =
-    r0_2 - e r1_2`` is not small (0.3 here). R = [[0.1, 0.6, 0.3], [1e-20, 1 - 3e-20, 2e-20]], n = 2: certified
-    0.100 at eps = 20 against the exact 0.400, and "auto" reported epsilon 43.749 (delta 1e-6) where the exact
-    delta is above 0.1. The count outside classes 0 and 1 is now ``Bin(N, omega_2)``, omega_2 itself."""
+    r0_2 - e r1_2`` is not small. R = [[1/8, 1/2, 3/8], [2^-53 - 2^-80, 1 - 2^-53, 2^-80]], n = 2: "auto" (the
+    blanket) reported epsilon 34.66 at delta 1e-6 where the exact delta is 0.375 (found on [[0.1, 0.6, 0.3],
+    [1e-20, 1, 2e-20]]: 0.100 at eps = 20 against the exact 0.400). The count outside classes 0 and 1 is now
+    ``Bin(N, omega_2)``, omega_2 itself."""
     from review_brute import worst_deltas  # noqa: PLC0415 - the brute force of the earlier reviews
 
     RF = [[Fraction(x) for x in row] for row in R]
+    assert all(sum(row) == 1 for row in RF)
     rep = amplify_shuffled(np.array(R), n, progress=False)
     blanket = amplify_shuffled(np.array(R), n, method="blanket", progress=False)
     epss = [5.0, 20.0, 30.0, rep.epsilon]
@@ -383,3 +390,13 @@ def test_blanket_keeps_a_third_class_below_unit_roundoff(R, n):
     for e, w in zip(epss, worst):
         assert blanket.delta_at(e) >= w and rep.delta_at(e) >= w, e
     assert worst[-1] <= 1e-6
+
+
+@pytest.mark.parametrize("R", [[[1.1566e-308, 1.0], [5.615e-308, 1.0]], [[6.40696456e-309, 1.0], [4.05001529e-18, 1.0]]],
+                         ids=["both-tiny", "subnormal"])
+def test_blanket_does_not_crash_on_subnormal_class_masses(R):
+    """FINDING (fixed): a blanket class probability (rho) below 1e-300 made Boost's binomial pmf raise
+    OverflowError, so "auto" crashed on a 2 x 2 randomizer that ``amplify_shuffled`` accepts; it now falls back to
+    the trivial bound for that pair (the other methods certify)."""
+    rep = amplify_shuffled(np.array(R), 3, progress=False)
+    assert rep.epsilon >= 0.0 and rep.delta_at(0.0) >= 0.0
