@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import UNIT_ROUNDOFF, check_delta, check_executor, check_progress, fmt_number
+from .._numerics import check_delta, check_executor, check_progress, fmt_number
 from ..errors import ChainampError, IncompatibleOperatorsError, InvalidMechanismError, InvalidParameterError
 from ..mixing import doeblin, ldp_guarantee
 from ..operators import (MarkovOperator, StructuredOperator, SymmetricChannel, as_operator, multiply,
                          operator_error)
 from ..privacy import DP, DominatingPair, PrivacyProfile
+from ._lowers import profile_of_lower
 from .exact import binary_rr_shuffle
 from .krr import krr_epsilon, krr_parameters, krr_shuffle, skip_two_output
 from .report import ShuffleReport
@@ -73,43 +74,6 @@ def profile_of_pair(pair: DominatingPair, *, name: str, source: str, exact: bool
     """A :class:`PrivacyProfile` whose curve is the pair's and whose ``dominating_pair()`` is the pair itself."""
     return PrivacyProfile(lambda eps: np.asarray(pair.delta(eps), dtype=float), name=name, source=source,
                           exact=exact, pure_epsilon=pair.pure_epsilon, pair=lambda: pair)
-
-
-def lower_delta(pair: DominatingPair) -> Callable[[np.ndarray], np.ndarray]:
-    """``H_{e^eps}`` of a LOWER pair (outcomes of concrete datasets' tests), rounded DOWN (its own ``delta`` rounds
-    up, an upper bound's rounding, ~1e-14 above at eps = 0).
-
-    Every set of the pair's outcomes is a test whose point lies on or below the chain of achievable points the
-    pair came from, so ``max_k (P_k - a Q_k)`` over prefixes in any order is below the dataset's curve. The pair's
-    masses were rounded outward (P up, Q down, 2u each), the prefix sums add ``k u``: ``P_k`` is shrunk and
-    ``Q_k`` grown by ``(n + 8) u``, ``a = e^eps`` rounded up, and each difference lowered by ``4u`` of its terms
-    (a product and a difference) and one unit 1e-300 (underflow)."""
-    p, q = np.asarray(pair.p, dtype=float), np.asarray(pair.q, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        llr = np.where(q > 0, np.log(p) - np.log(q), np.inf)
-    order = np.argsort(-llr, kind="stable")
-    u = UNIT_ROUNDOFF
-    P = np.cumsum(p[order]) * (1.0 - (p.size + 8) * u)
-    Q = np.cumsum(q[order]) * (1.0 + (p.size + 8) * u)
-
-    def fn(eps: np.ndarray) -> np.ndarray:
-        e = np.atleast_1d(np.asarray(eps, dtype=float))
-        out = np.zeros(e.size)
-        with np.errstate(over="ignore", invalid="ignore"):
-            a = np.exp(e) * (1.0 + 4 * u)
-            for i, x in enumerate(a.tolist()):
-                aq = np.where(Q > 0, x * Q, 0.0)
-                v = (P - aq) - 4 * u * (P + aq) - 1e-300
-                out[i] = max(0.0, float(np.max(v, initial=0.0)))
-        return out
-    return fn
-
-
-def profile_of_lower(pair: DominatingPair, *, name: str, source: str) -> PrivacyProfile:
-    """The profile of a lower pair (concrete datasets), evaluated from below (:func:`lower_delta`)."""
-    fn = lower_delta(pair)
-    return PrivacyProfile(lambda eps: fn(eps).reshape(np.shape(eps)), name=name, source=source, exact=True,
-                          pure_epsilon=pair.pure_epsilon, pair=lambda: pair)
 
 
 def profile_of_deltas(fn: Callable[[np.ndarray], np.ndarray], *, name: str, source: str) -> PrivacyProfile:

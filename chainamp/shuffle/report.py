@@ -12,10 +12,13 @@ from typing import Any
 import numpy as np
 
 from .._numerics import check_delta, fmt_number, jsonable_number, text_table
-from .._numerics.tolerances import BISECTION_ATOL, BISECTION_RTOL
 from ..privacy import DominatingPair, PrivacyProfile
 
 __all__ = ["ShuffleReport"]
+
+
+#: the bracket of the lower profile's epsilon search (its lower end is reported: a lower bound)
+_LOWER_RTOL, _LOWER_ATOL = 1e-9, 1e-14
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,14 +98,14 @@ class ShuffleReport:
     @property
     def lower_epsilon(self) -> float | None:
         """epsilon of ``lower`` at the report's delta (None without a lower profile), rounded DOWN: the profile's
-        search returns the upper end of a bracket of width ``BISECTION_ATOL + BISECTION_RTOL hi``; its lower end,
-        where the lower's delta is still above delta, is below the true epsilon (0 when that check fails)."""
+        search returns the upper end of a bracket of width ``atol + rtol hi``; its lower end, where the lower's
+        delta (itself rounded down) is still above delta, is below the true epsilon (0 when that check fails)."""
         if self.lower is None:
             return None
-        hi = float(self.lower.epsilon(self.delta))
+        hi = float(self.lower.epsilon(self.delta, bisection_rtol=_LOWER_RTOL, bisection_atol=_LOWER_ATOL))
         if hi == 0.0 or not math.isfinite(hi):
             return hi
-        lo = max(0.0, hi - (BISECTION_ATOL + BISECTION_RTOL * hi) * (1.0 + 1e-12))
+        lo = max(0.0, hi - (_LOWER_ATOL + _LOWER_RTOL * hi) * (1.0 + 1e-12))
         return lo if float(self.lower.delta(lo)) > self.delta else 0.0
 
     @property

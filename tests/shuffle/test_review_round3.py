@@ -319,7 +319,7 @@ def test_upper_hull_on_long_chains_is_exact(kind):
 def test_krr_lowers_below_their_dataset(n, k, eps0, budget, tail):
     """The T-block lower (any budget, even one count; a window tail of 1e-3 charged to the false-alarm side) and
     the difference lower (at o' >= o), evaluated from below, never above the exact profile of their dataset."""
-    from chainamp.shuffle.api import lower_delta
+    from chainamp.shuffle._lowers import lower_delta
 
     rr, d, o = _rr(k, eps0)
     _, dd, oo = krr.krr_parameters(k, eps0)
