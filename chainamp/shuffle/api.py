@@ -25,6 +25,7 @@ from ..mixing import doeblin, ldp_guarantee
 from ..operators import (MarkovOperator, StructuredOperator, SymmetricChannel, as_operator, multiply,
                          operator_error)
 from ..privacy import DP, DominatingPair, PrivacyProfile
+from ._lowers import profile_of_lower
 from .exact import binary_rr_shuffle
 from .krr import krr_epsilon, krr_parameters, krr_shuffle, skip_two_output
 from .report import ShuffleReport
@@ -183,8 +184,13 @@ def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
 
 
 def _log_up(x: Fraction) -> float:
-    """An upper bound of ``log(x)`` for a positive rational."""
-    v = math.log(_up(x))
+    """An upper bound of ``log(x)`` for a positive rational (beyond the largest float: the logs of its integer
+    numerator and denominator, each within a few units of its own magnitude)."""
+    try:
+        v = math.log(_up(x))
+    except OverflowError:
+        a, b = math.log(x.numerator), math.log(x.denominator)
+        return math.nextafter(a - b + 4e-16 * (abs(a) + abs(b) + 1.0), math.inf)
     return math.nextafter(v + 4e-16 * (abs(v) + 1.0), math.inf)
 
 
@@ -235,7 +241,7 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
         prof = profile_of_pair(res.upper, name=res.upper.name, source=src, exact=res.exact_all)
     low = None
     if res.lower is not None:
-        low = profile_of_pair(res.lower, name=res.lower.name, source="exact profile of concrete datasets", exact=True)
+        low = profile_of_lower(res.lower, name=res.lower.name, source="exact profile of concrete datasets")
     return ShuffleBound(prof, low, res.lower_dataset, res.exact_all, tuple(notes), invert)
 
 
@@ -450,8 +456,8 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
                 if skip[0] is not None:
                     spare_lower = ShuffleBound(profile_of_pair(skip[0], name=skip[0].name, exact=True,
                                                                source="exact profile of concrete datasets"),
-                                               profile_of_pair(skip[0], name=skip[0].name, exact=True,
-                                                               source="exact profile of concrete datasets"),
+                                               profile_of_lower(skip[0], name=skip[0].name,
+                                                                source="exact profile of concrete datasets"),
                                                skip[1], True)
                 continue
         try:

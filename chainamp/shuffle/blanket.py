@@ -113,8 +113,13 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
     import scipy.stats as st
     m = omc.size
     r0c, r1c, omc = (np.concatenate((a, np.zeros(3 - m))) for a in (r0c, r1c, omc))
-    l = np.where(omc > 0, (r0c - e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)
-    lam = float(np.max(np.where(omc > 0, (r0c + e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)))  # >= every |l_c|
+    with np.errstate(over="ignore", invalid="ignore"):
+        l = np.where(omc > 0, (r0c - e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)
+        lam = float(np.max(np.where(omc > 0, (r0c + e * r1c) / np.where(omc > 0, omc, 1.0), 0.0)))  # >= every |l_c|
+    if not (math.isfinite(lam) and np.all(np.isfinite(l))):
+        # e r1 / omega overflowed (huge eps0, tiny omega): the infinities would certify 0. Fall back to the trivial
+        # D_b <= sum_c omega_c (l_c)_+ = sum_c (r0_c - e r1_c)_+ <= 1
+        return np.ones(bs.size)
     if l[0] < l[1]:
         l[[0, 1]], omc[[0, 1]] = l[[1, 0]], omc[[1, 0]]
     extra = (kappa - 4.0) * _U * lam * (1.0 + 8 * _U)  # 0 for exact class data (the behaviour before kappa)
@@ -122,15 +127,21 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
     out = np.zeros(bs.size)
     if lmax <= 0.0:
         return out
-    pi = min(1.0, omc[0] + omc[1])
+    # the count outside classes 0 and 1 is N - s ~ Bin(N, omega_2): omega_2 itself, not 1 - (omega_0 + omega_1),
+    # which rounds to 0 when omega_2 < u and dropped a class whose omega_2 l_2 = r0_2 - e r1_2 need not be small
+    q2 = float(omc[2])
     rho = omc[0] / (omc[0] + omc[1]) if omc[0] + omc[1] > 0 else 0.0
     r = SHUFFLE_SPECIAL_RTOL
     Ns = bs.astype(float) + 1.0
     # the window of s for every b, flattened into one vector of (b, s) pairs
-    if pi >= 1.0 or omc[2] <= 0.0:
+    if q2 <= 0.0:
         owner, svals, sw, tails = np.arange(bs.size), Ns.copy(), np.ones(bs.size), np.zeros(bs.size)
+    elif q2 < 1e-300:  # Boost's binomial functions overflow on subnormal probabilities: the trivial D_b <= 1
+        return np.ones(bs.size)
+    if 0.0 < rho < 1e-300:  # the same for the split of s between classes 0 and 1
+        return np.ones(bs.size)
     else:
-        mean, sd = Ns * pi, np.sqrt(Ns * pi * (1 - pi))
+        mean, sd = Ns - Ns * q2, np.sqrt(Ns * q2 * (1 - q2))
         lo = np.maximum(0, (mean - 9 * sd - 9).astype(np.int64))
         hi = np.minimum(Ns.astype(np.int64), (mean + 9 * sd + 81).astype(np.int64) + 1)
         counts = hi - lo + 1
@@ -138,9 +149,9 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
         check_memory(12 * 8.0 * total, f"{total} (blanket size, count) pairs of the blanket pair")
         owner = np.repeat(np.arange(bs.size), counts)
         svals = (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)).astype(float)
-        sw = st.binom.pmf(svals, Ns[owner], pi) * (1 + r)
-        tails = (np.where(lo > 0, st.binom.cdf(lo - 1, Ns, pi), 0.0)
-                 + np.where(hi < Ns, st.binom.sf(hi, Ns, pi), 0.0)) * (1 + r) + 1e-300
+        sw = st.binom.pmf(Ns[owner] - svals, Ns[owner], q2) * (1 + r)  # P(s) = P(N - s), N - s ~ Bin(N, q2)
+        tails = (np.where(lo > 0, st.binom.sf(Ns - lo, Ns, q2), 0.0)  # P(s <= lo - 1)
+                 + np.where(hi < Ns, st.binom.cdf(Ns - hi - 1, Ns, q2), 0.0)) * (1 + r) + 1e-300  # P(s >= hi + 1)
     N = Ns[owner]
     alpha = l[0] - l[1]
     beta = svals * (l[1] - l[2]) + N * l[2]

@@ -49,6 +49,9 @@ _U = UNIT_ROUNDOFF
 CHAIN_RTOL = 1e-4
 #: and the absolute looseness per bin (at most ``bins`` times this is added to a delta)
 CHAIN_ATOL = 1e-18
+#: below this off-diagonal (eps0 above about 690) Boost's binomial pmf overflows on subnormal probabilities: the
+#: upper bound leaves the coins out (fewer coins only raise it), the lower and the skip estimate are not computed
+COIN_MIN = 1e-300
 
 
 def _bin_chains(L: int, gamma: float, p: float, q: float, weight: float, tail: float, bins: int):
@@ -99,7 +102,7 @@ def two_output_curve(users: int, d: float, o: float, *, tail: float = WINDOW_TAI
     pp = min(1.0, math.nextafter(d / (d + o), math.inf))
     qq = 1.0 - pp
     inn = min(1.0, (d + o) * (1 + 4 * _U))
-    parts1, parts2, dropped = _bin_chains(N if o > 0.0 else 0, 2 * o, pp, qq, inn, tail, bins)
+    parts1, parts2, dropped = _bin_chains(N if o > COIN_MIN else 0, 2 * o, pp, qq, inn, tail, bins)
     h1, h2 = SupportSum(parts1), SupportSum(parts2)
     extra = math.nextafter(dropped, math.inf) if dropped > 0.0 else 0.0
 
@@ -152,7 +155,7 @@ def two_output_lower_estimate(users: int, d: float, o: float, eps: float, quanti
     True
     """
     N = int(users) - 1
-    if N <= 0 or o <= 0.0:
+    if N <= 0 or o <= COIN_MIN:
         return 0.0
     lo, w, _ = binomial_window(N, 2 * o, LOWER_TAIL)
     cdf = np.cumsum(w)
@@ -160,7 +163,9 @@ def two_output_lower_estimate(users: int, d: float, o: float, eps: float, quanti
     _, z, _ = binomial_window(lo + i, 0.5, LOWER_TAIL)
     pp = d / (d + o)
     P, Q = _user_pair(z, pp, 1.0 - pp)
-    h = float(np.maximum(P - math.exp(eps) * Q, 0.0).sum())
+    e = math.exp(eps) if eps < 709.0 else math.inf  # a larger e only lowers the estimate (no overflow)
+    with np.errstate(invalid="ignore"):
+        h = float(np.where(Q > 0.0, np.maximum(P - e * Q, 0.0), P).sum())
     return (d + o) * float(cdf[i]) * h * (1.0 - 1e-9)
 
 
@@ -203,7 +208,7 @@ def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: floa
     else the view ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T."""
     what = ("every other user holds one third value; the exact profile of the view (h_x0 + h_x1, h_x0), a "
             "post-processing of its histogram")
-    if N == 0:
+    if N == 0 or 0.0 < o <= COIN_MIN:
         return None, what
     lo, w, _ = binomial_window(N, 2 * o, tail)
     width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(lo + w.size, 1) / 4.0)) + 2

@@ -17,6 +17,10 @@ from ..privacy import DominatingPair, PrivacyProfile
 __all__ = ["ShuffleReport"]
 
 
+#: the bracket of the lower profile's epsilon search (its lower end is reported: a lower bound)
+_LOWER_RTOL, _LOWER_ATOL = 1e-9, 1e-14
+
+
 @dataclass(frozen=True, eq=False)
 class ShuffleReport:
     """Certified central (epsilon, delta) of ``users`` users' reports through ``randomizer`` after a shuffler.
@@ -93,8 +97,16 @@ class ShuffleReport:
 
     @property
     def lower_epsilon(self) -> float | None:
-        """epsilon of ``lower`` at the report's delta (None without a lower profile)."""
-        return None if self.lower is None else float(self.lower.epsilon(self.delta))
+        """epsilon of ``lower`` at the report's delta (None without a lower profile), rounded DOWN: the profile's
+        search returns the upper end of a bracket of width ``atol + rtol hi``; its lower end, where the lower's
+        delta (itself rounded down) is still above delta, is below the true epsilon (0 when that check fails)."""
+        if self.lower is None:
+            return None
+        hi = float(self.lower.epsilon(self.delta, bisection_rtol=_LOWER_RTOL, bisection_atol=_LOWER_ATOL))
+        if hi == 0.0 or not math.isfinite(hi):
+            return hi
+        lo = max(0.0, hi - (_LOWER_ATOL + _LOWER_RTOL * hi) * (1.0 + 1e-12))
+        return lo if float(self.lower.delta(lo)) > self.delta else 0.0
 
     @property
     def gap(self) -> float | None:
