@@ -176,6 +176,8 @@ def compress(s: np.ndarray, b: np.ndarray, *, rtol: float = 1e-7, atol: float = 
     b = np.ascontiguousarray(b, dtype=float)
     if s.size <= 3:
         return s, b
+    if np.any(s[1:] < s[:-1]):  # the segments' bound covers the points between their ends in s
+        raise ValueError("compress needs the points' s in ascending order")
     ends = _cuts(s, b, rtol, atol)
     if not _COMPRESS:
         try:

@@ -379,6 +379,14 @@ METHODS: dict[str, Callable[..., ShuffleBound | None]] = {
 }
 
 
+#: what each method needs, for the message when it is asked for by name and does not apply
+_NEEDS = {"exact": "it needs randomized response (a SymmetricChannel or a matrix that is exactly k-RR)",
+          "blanket": "it needs a finite randomizer (a channel, not a black-box DP guarantee)",
+          "variation": "it needs a finite randomizer with a finite local epsilon and no neighbors= restriction",
+          "generic": "it needs a finite local epsilon eps0 > 0 (a pure DP(eps0) or a channel without zero entries "
+                     "in only some rows)"}
+
+
 # ------------------------------------------------------------------ the public function
 def _check_users(users: Any) -> int:
     if isinstance(users, bool) or not isinstance(users, (Integral, np.integer, float, np.floating)):
@@ -471,8 +479,7 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
         if res is None:
             table[name] = "does not apply to this randomizer"
             if method != "auto":
-                raise ShuffleMethodError(f"method {name!r} does not apply to {rz.description}: it needs randomized "
-                                         "response (a SymmetricChannel or a matrix that is exactly k-RR)")
+                raise ShuffleMethodError(f"method {name!r} does not apply to {rz.description}: {_NEEDS[name]}")
             continue
         results[name] = res
         table[name] = float(res.invert(target) if res.invert is not None else res.profile.epsilon(target))

@@ -291,3 +291,8 @@ def test_three_factor_fft_error_bound_in_exact_arithmetic(sizes, kind):
     worst = max(abs(Fraction(float(x)) - y) for x, y in zip(r, out))
     assert worst <= Fraction(eta)
     assert eta < 1e-10
+
+
+def test_compress_refuses_points_out_of_order():
+    with pytest.raises(ValueError, match="ascending"):
+        _chains.compress(np.array([0.0, 0.5, 0.2, 0.9]), np.array([0.0, 0.5, 0.6, 1.0]))

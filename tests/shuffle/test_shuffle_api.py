@@ -289,3 +289,14 @@ def test_extreme_local_levels_give_answers_not_overflow(case):
         eps0 = float(case.split("-")[1])
         rep = amplify_shuffled(ca.DP(eps0), 100, progress=False)
         assert rep.method == "generic" and rep.epsilon >= eps0
+
+
+@pytest.mark.parametrize("method,randomizer,match", [
+    ("exact", lambda: MarkovOperator([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3]]), "needs randomized response"),
+    ("blanket", lambda: DP(1.0), "needs a finite randomizer"),
+    ("variation", lambda: DP(1.0), "finite local epsilon and no neighbors"),
+    ("generic", lambda: DP(1.0, 1e-3), "needs a finite local epsilon eps0 > 0"),
+], ids=["exact", "blanket", "variation", "generic"])
+def test_a_method_that_does_not_apply_says_what_it_needs(method, randomizer, match):
+    with pytest.raises(ShuffleMethodError, match=match):
+        amplify_shuffled(randomizer(), 100, method=method)
