@@ -134,12 +134,12 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
     r = SHUFFLE_SPECIAL_RTOL
     Ns = bs.astype(float) + 1.0
     # the window of s for every b, flattened into one vector of (b, s) pairs
-    if q2 <= 0.0:
+    if 0.0 < q2 < 1e-300 or 0.0 < rho < 1e-300:
+        # Boost's binomial functions overflow on subnormal probabilities (the count outside classes 0 and 1, or
+        # the split of s between them): the trivial D_b <= 1
+        return np.ones(bs.size)
+    if q2 <= 0.0:  # two classes: s = N + 1
         owner, svals, sw, tails = np.arange(bs.size), Ns.copy(), np.ones(bs.size), np.zeros(bs.size)
-    elif q2 < 1e-300:  # Boost's binomial functions overflow on subnormal probabilities: the trivial D_b <= 1
-        return np.ones(bs.size)
-    if 0.0 < rho < 1e-300:  # the same for the split of s between classes 0 and 1
-        return np.ones(bs.size)
     else:
         mean, sd = Ns - Ns * q2, np.sqrt(Ns * q2 * (1 - q2))
         lo = np.maximum(0, (mean - 9 * sd - 9).astype(np.int64))
