@@ -16,8 +16,9 @@ from .resources import *  # noqa: F401,F403
 from .executors import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
-from . import executors, formatting, logmath, progress, resources, special, threads, tolerances, validation
+from .jit import *  # noqa: F401,F403
+from . import executors, formatting, jit, logmath, progress, resources, special, threads, tolerances, validation
 
 __all__ = sorted(set(tolerances.__all__) | set(logmath.__all__) | set(validation.__all__)
                  | set(formatting.__all__) | set(progress.__all__) | set(resources.__all__)
-           | set(executors.__all__) | set(special.__all__) | set(threads.__all__))
+           | set(executors.__all__) | set(special.__all__) | set(threads.__all__) | set(jit.__all__))

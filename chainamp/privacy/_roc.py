@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._numerics import UNIT_ROUNDOFF
+from .._numerics import UNIT_ROUNDOFF, compiled
 
 __all__: list[str] = []
 
@@ -164,19 +164,9 @@ def _chain_source(s, b, filt):  # pragma: no cover - compiled by numba
     return stack[:top].copy()
 
 
-_CHAIN: list = []
-
-
 def _compiled_chain():
     """The compiled chain (numba when installed, the plain function otherwise)."""
-    if not _CHAIN:
-        try:
-            import numba
-
-            _CHAIN.append(numba.njit(cache=True, nogil=True)(_chain_source))
-        except ImportError:  # pragma: no cover
-            _CHAIN.append(_chain_source)
-    return _CHAIN[0]
+    return compiled(_chain_source)
 
 
 def _upper_hull(s: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

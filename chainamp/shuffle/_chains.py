@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from .._numerics import UNIT_ROUNDOFF
+from .._numerics import UNIT_ROUNDOFF, compiled
 
 __all__: list[str] = []
 
@@ -82,18 +82,8 @@ def _cuts_source(s, b, rtol, atol):  # pragma: no cover - compiled by numba
     return out[:m]
 
 
-_CUTS: list = []
-
-
 def _cuts(s: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    if not _CUTS:
-        try:
-            import numba
-
-            _CUTS.append(numba.njit(cache=True, nogil=True)(_cuts_source))
-        except ImportError:  # pragma: no cover
-            _CUTS.append(_cuts_source)
-    return _CUTS[0](s, b, float(rtol), float(atol))
+    return compiled(_cuts_source)(s, b, float(rtol), float(atol))
 
 
 def _up(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -160,9 +150,6 @@ def _compress_source(s, b, ends, rnd):  # pragma: no cover - compiled by numba
     return cs, cb
 
 
-_COMPRESS: list = []
-
-
 def compress(s: np.ndarray, b: np.ndarray, *, rtol: float = 1e-7, atol: float = 1e-30) -> tuple[np.ndarray, np.ndarray]:
     """Points (s ascending) whose support function ``max (b - a s)`` is at least the given points' at every a
     (module docstring); the first point is kept as it is.
@@ -179,14 +166,7 @@ def compress(s: np.ndarray, b: np.ndarray, *, rtol: float = 1e-7, atol: float = 
     if np.any(s[1:] < s[:-1]):  # the segments' bound covers the points between their ends in s
         raise ValueError("compress needs the points' s in ascending order")
     ends = _cuts(s, b, rtol, atol)
-    if not _COMPRESS:
-        try:
-            import numba
-
-            _COMPRESS.append(numba.njit(cache=True, nogil=True)(_compress_source))
-        except ImportError:  # pragma: no cover
-            _COMPRESS.append(_compress_source)
-    return _COMPRESS[0](s, b, ends, _ROUND)
+    return compiled(_compress_source)(s, b, ends, _ROUND)
 
 
 def _support_source(s, b, first, a, rnd):  # pragma: no cover - compiled by numba
@@ -215,9 +195,6 @@ def _support_source(s, b, first, a, rnd):  # pragma: no cover - compiled by numb
     return out
 
 
-_SUPPORT: list = []
-
-
 class SupportSum:
     """``H(a) = sum_j max_k (b_jk - a s_jk)`` over components j, each a set of compressed points, rounded up.
 
@@ -236,14 +213,7 @@ class SupportSum:
 
     def __call__(self, a: np.ndarray) -> np.ndarray:
         a = np.ascontiguousarray(np.atleast_1d(np.asarray(a, dtype=float)))
-        if not _SUPPORT:
-            try:
-                import numba
-
-                _SUPPORT.append(numba.njit(cache=True, nogil=True)(_support_source))
-            except ImportError:  # pragma: no cover
-                _SUPPORT.append(_support_source)
-        out = _SUPPORT[0](self.s, self.b, self.first, a, _ROUND)
+        out = compiled(_support_source)(self.s, self.b, self.first, a, _ROUND)
         # a sum of count non-negative floats: relative error at most (count + 1) u
         return np.nextafter(out * (1.0 + (self.count + 2) * _U), np.inf)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numerics import UNIT_ROUNDOFF
+from .._numerics import UNIT_ROUNDOFF, compiled
 
 __all__: list[str] = []
 
@@ -131,19 +131,9 @@ def _hull_source(s, b):  # pragma: no cover - compiled by numba
     return keep
 
 
-_HULL: list = []
-
-
 def _hull_mask():
     """The compiled monotone chain (numba when installed, the plain function otherwise)."""
-    if not _HULL:
-        try:
-            import numba
-
-            _HULL.append(numba.njit(cache=True, nogil=True)(_hull_source))
-        except ImportError:  # pragma: no cover
-            _HULL.append(_hull_source)
-    return _HULL[0]
+    return compiled(_hull_source)
 
 
 class HullAccumulator:
