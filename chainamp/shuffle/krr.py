@@ -52,6 +52,9 @@ CHAIN_ATOL = 1e-18
 #: below this off-diagonal (eps0 above about 690) Boost's binomial pmf overflows on subnormal probabilities: the
 #: upper bound leaves the coins out (fewer coins only raise it), the lower and the skip estimate are not computed
 COIN_MIN = 1e-300
+#: the lower's off-diagonal is pushed up by this share (more private than the caller's rounded eps0, see
+#: :func:`_krr_lower_any`)
+LOWER_O_PUSH = 2.0**-40
 
 
 def _bin_chains(L: int, gamma: float, p: float, q: float, weight: float, tail: float, bins: int):
@@ -210,6 +213,11 @@ def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: floa
             "post-processing of its histogram")
     if N == 0 or 0.0 < o <= COIN_MIN:
         return None, what
+    # the lower is computed for a randomizer at least as private as the one (d, o) stands for: callers pass eps0
+    # rounded UP (o a few ulps below the true o*, e.g. 2^-48 relative from amplify_shuffled), and a larger o is a
+    # garbling of every report (a post-processing of the histogram), so its profile stays below the truth's
+    o = min(o * (1.0 + LOWER_O_PUSH), 1.0 / k)
+    d = 1.0 - (k - 1) * o
     lo, w, _ = binomial_window(N, 2 * o, tail)
     width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(lo + w.size, 1) / 4.0)) + 2
     if (w.size + 1) * width > budget:
