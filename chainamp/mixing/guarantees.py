@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .circulant import circulant_mixing_time, circulant_row
 from .coefficients import dobrushin, doeblin, ultra_mixing
 from .dense import dense_ldp_guarantee
 from .pairwise import _eval_pairs
@@ -44,6 +45,9 @@ __all__ = [
 #: dense stored chains with at least this many states take the search of :mod:`.power_search` (squares, then a
 #: bisection on a few rows, one full decision per candidate); smaller or sparse ones the product search below
 _DENSE_SEARCH_MIN_N = 3
+#: a dense stored circulant chain (``K(x, y) = c((y - x) mod n)``, e.g. a walk on a cycle) takes :mod:`.circulant`
+#: (powers and decisions from row 0 alone); False: the dense search (benchmarks compare)
+_CIRCULANT = True
 #: up to this many rows a dense K's row-sum deviations are exact (``math.fsum`` per row), beyond bounded in numpy
 _EXACT_ROW_SUMS_MAX_N = 256
 
@@ -151,7 +155,10 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
     rows certifies them above eps, t is located by bisection on the ROWS of the known pairs only
     (a few rows times a stored square per step), and only the candidate ``K^t`` is formed and
     decided in full (about ``log2 t + popcount(t)`` products and one full decision for sticky
-    and lazy chains with t in the thousands). Otherwise (sparse, structured): a power that fills
+    and lazy chains with t in the thousands); an exactly circulant one (``K(x, y) = c((y - x) mod n)``: walks on
+    cycles and circulant graphs) takes :mod:`.circulant` instead: every power from its row 0 (a row times an n x n
+    circulant, ``O(n^2)``) and decided on the n / 2 shifts of row 0, with the same error bounds and the same
+    certificates. Otherwise (sparse, structured): a power that fills
     in is stored dense (the products are then matrix products). ``gamma(K^t) > eps`` is
     settled without a scan when a pair that attained an earlier coefficient has a certified
     total variation above eps on ``K^t``. A dense power is then decided in O(n^2) by reference rows
@@ -240,7 +247,10 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
     if (0.0 if K.shape[0] < 2 else 1.0) <= e:
         return 0
     if _plain_dense(K) and K.shape[0] >= _DENSE_SEARCH_MIN_N:
+        row = circulant_row(K._data) if _CIRCULANT else None
         with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
+            if row is not None:  # K(x, y) = c((y - x) mod n): O(n^2) per power and per decision
+                return circulant_mixing_time(row, e, limit, tv_err[id(K)], bar)
             return dense_mixing_time(K, e, limit, tv_err[id(K)], bar)
     with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
         powers, span = [K], 1  # powers[j] = K^(2^j)
