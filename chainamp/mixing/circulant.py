@@ -93,6 +93,39 @@ def shift_divergences(v: np.ndarray, shifts: np.ndarray) -> tuple[np.ndarray, np
     return np.nextafter(vals * (1.0 - rel), -np.inf), np.nextafter(vals * (1.0 + rel), np.inf)
 
 
+def sparse_circulant_row(A) -> np.ndarray | None:
+    """Row 0 (dense) of a square scipy.sparse A when A is exactly circulant (explicit zeros ignored), else None:
+    every row holds row 0's non-zeros shifted by its index. ``O(nnz log w)`` for w non-zeros per row.
+
+    >>> import scipy.sparse as sp
+    >>> sparse_circulant_row(sp.csr_matrix([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.5, 0.0, 0.5]]))
+    array([0.5, 0.5, 0. ])
+    """
+    import scipy.sparse as sp
+
+    n = A.shape[0]
+    if A.ndim != 2 or A.shape[1] != n or n < 2:
+        return None
+    A = sp.csr_matrix(A, copy=True)
+    A.eliminate_zeros()
+    A.sort_indices()
+    counts = np.diff(A.indptr)
+    w = int(counts[0])
+    if w == 0 or np.any(counts != w):
+        return None
+    cols = A.indices.reshape(n, w).astype(np.int64)
+    vals = A.data.reshape(n, w)
+    want = (cols[0][None, :] + np.arange(n, dtype=np.int64)[:, None]) % n  # row x: row 0's columns + x
+    order = np.argsort(want, axis=1, kind="stable")
+    if not np.array_equal(np.take_along_axis(want, order, axis=1), cols):
+        return None
+    if not np.array_equal(np.broadcast_to(vals[0], (n, w)), np.take_along_axis(vals, np.argsort(order, axis=1), axis=1)):
+        return None
+    c = np.zeros(n)
+    c[cols[0]] = vals[0]
+    return c
+
+
 def _above(v: np.ndarray, err: float, eps: float, witness: list) -> bool:
     """False only when ``gamma(exact power) <= eps`` is certified from its stored row 0 ``v`` (l1 error ``err``):
     the largest certified ``D_1`` over the shifts s <= n / 2, plus err. First the shift that attained the last full
