@@ -174,6 +174,8 @@ def circulant_mixing_time(c: np.ndarray, eps: float, limit: int, err0: float, ba
         errs.append(product_error(errs[-1], errs[-1], n))
     j = len(squares) - 1
     if j == 0:
+        if limit < 1:
+            raise InvalidParameterError(f"K does not mix to eps={eps!r} within max_steps={limit} steps (needs 1)")
         return 1
     lo, v, err = 2 ** (j - 1), squares[j - 1], errs[j - 1]  # K^lo counted above; K^(2^j) certified <= eps
     for b in range(j - 2, -1, -1):

@@ -151,6 +151,10 @@ def test_max_steps_boundary():
     with pytest.raises(InvalidParameterError, match=rf"within max_steps={t - 1} steps \(needs {t}\)"):
         mixing_time(MarkovOperator(P), 0.01, max_steps=t - 1)
     assert mixing_time(MarkovOperator(P), 0.01, max_steps=t) == t
+    P = _circ(np.array([0.5, 0.25, 0.25]))  # gamma(K) = 1/4: one step
+    with pytest.raises(InvalidParameterError, match=r"within max_steps=0 steps \(needs 1\)"):
+        mixing_time(MarkovOperator(P), 0.3, max_steps=0)
+    assert mixing_time(MarkovOperator(P), 0.3, max_steps=1) == 1
 
 
 @settings(max_examples=25, deadline=None)
