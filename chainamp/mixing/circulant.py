@@ -119,7 +119,8 @@ def sparse_circulant_row(A) -> np.ndarray | None:
     order = np.argsort(want, axis=1, kind="stable")
     if not np.array_equal(np.take_along_axis(want, order, axis=1), cols):
         return None
-    if not np.array_equal(np.broadcast_to(vals[0], (n, w)), np.take_along_axis(vals, np.argsort(order, axis=1), axis=1)):
+    back = np.argsort(order, axis=1)  # row x's k-th stored value must be row 0's value at that column
+    if not np.array_equal(np.broadcast_to(vals[0], (n, w)), np.take_along_axis(vals, back, axis=1)):
         return None
     c = np.zeros(n)
     c[cols[0]] = vals[0]

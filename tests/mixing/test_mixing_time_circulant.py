@@ -205,8 +205,8 @@ def test_detection():
 
 
 def test_rows_off_their_sums_are_widened():
-    """A circulant K whose rows sum to 1 - 5e-10 (stored gammas below the normalised ones): the row-sum deviation is the first power's error, so eps one
-    float below the exact gamma of the normalised power is still not certified at that power."""
+    """A circulant K whose rows sum to 1 - 5e-10 (stored gammas below the normalised ones): the row-sum deviation is
+    the first power's error, so eps one float below the exact gamma of the normalised power is still not certified at that power."""
     c = _row(5, {0: 5, 1: 2, -1: 1, 2: 1}) * (1.0 - 5e-10)
     gammas = _exact_gammas(c, 40)
     for t in (1, 5, 20):
@@ -248,3 +248,27 @@ def test_without_the_sums_margin_the_edge_is_lost(monkeypatch):
     early = [mixing_time(MarkovOperator(_circ(c)), _below(_exact_gammas(c, 1)[0])) <= 1
              for c in (_exact_row(n, seed) for n, seed in EXACT_ROWS)]
     assert sum(early) >= 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 30), seed=st.integers(0, 10**6), zeros=st.floats(0.0, 0.9), flip=st.booleans())
+def test_property_sparse_and_dense_detection_agree(n, seed, zeros, flip):
+    """circulant_row (dense) and sparse_circulant_row (CSR, explicit zeros dropped) find the same row 0; one entry
+    moved (when that breaks the circulant) is refused by both."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    c = rng.random(n) * (rng.random(n) >= zeros)
+    c[rng.integers(n)] += 0.5
+    P = _circ(c / c.sum())
+    if flip:
+        x, y = rng.integers(n), rng.integers(n)
+        P[x, y] = P[x, y] + 0.25
+    dense = circulant.circulant_row(P)
+    sparse = circulant.sparse_circulant_row(sp.csr_matrix(P))
+    assert (dense is None) == (sparse is None)
+    if dense is not None:
+        assert np.array_equal(dense, sparse)
+        assert np.array_equal(np.array(circulant.circulant_view(dense)), P)
+    else:
+        assert flip

@@ -69,7 +69,8 @@ def test_no_room_for_dense_powers_keeps_the_product_search(monkeypatch):
     K = MarkovOperator.random_walk(nx.path_graph(300), laziness=0.5)
     want = _product_search(K, 0.25, monkeypatch)
     calls = []
-    monkeypatch.setattr(guarantees, "dense_mixing_time", lambda *a: calls.append(1) or power_search.dense_mixing_time(*a))
+    monkeypatch.setattr(guarantees, "dense_mixing_time",
+                        lambda *a: calls.append(1) or power_search.dense_mixing_time(*a))
     with resource_limits(memory="12MB"):
         assert mixing_time(K, 0.25) == want
     assert calls == []
