@@ -206,7 +206,8 @@ def test_detection():
 
 def test_rows_off_their_sums_are_widened():
     """A circulant K whose rows sum to 1 - 5e-10 (stored gammas below the normalised ones): the row-sum deviation is
-    the first power's error, so eps one float below the exact gamma of the normalised power is still not certified at that power."""
+    the first power's error, so eps one float below the exact gamma of the normalised power is still not certified
+    at that power (fails without K's error bound passed to the circulant search)."""
     c = _row(5, {0: 5, 1: 2, -1: 1, 2: 1}) * (1.0 - 5e-10)
     gammas = _exact_gammas(c, 40)
     for t in (1, 5, 20):
