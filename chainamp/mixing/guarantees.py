@@ -43,7 +43,8 @@ __all__ = [
 
 
 #: dense stored chains with at least this many states take the search of :mod:`.power_search` (squares, then a
-#: bisection on a few rows, one full decision per candidate); smaller or sparse ones the product search below
+#: bisection on a few rows, one full decision per candidate), as do sparse ones up to ``_SPARSE_TO_DENSE_MAX_N`` states
+#: (a dense copy); smaller ones and larger sparse ones the product search below
 _DENSE_SEARCH_MIN_N = 3
 #: a dense stored circulant chain (``K(x, y) = c((y - x) mod n)``, e.g. a walk on a cycle) takes :mod:`.circulant`
 #: (powers and decisions from row 0 alone); False: the dense search (benchmarks compare)
