@@ -106,7 +106,7 @@ def mixing_time_benchmark(n: int = 1000) -> None:
     before = [(guarantees, "_CIRCULANT", False), (guarantees, "_SPARSE_TO_DENSE_MAX_N", 0),
               (power_search, "_SPARSE_SQUARES", False)]
     print(f"mixing_time(K, 0.25), {n} states   [{load()}]")
-    print("  wall s / CPU s (best of 2 after a warm-up), tracemalloc peak: chainamp; the same with this round's paths "
+    print("  wall s / CPU s (best of 3 after a warm-up), tracemalloc peak: chainamp; the same with this round's paths "
           "off (circulant, CSR squares, sparse -> dense search); numpy: K^t by squaring at the known t, then one "
           "per-row TV loop (dense)")
     for name, M in cases.items():
@@ -126,9 +126,9 @@ def mixing_time_benchmark(n: int = 1000) -> None:
                 for mod, attr, value in saved:
                     setattr(mod, attr, value)
 
-        t_ours, steps, cpu_ours = best_of_cpu(ours, repeat=2)
+        t_ours, steps, cpu_ours = best_of_cpu(ours, repeat=3)
         mb = peak_mb(ours)
-        t_old, steps_old, cpu_old = best_of_cpu(previous, repeat=2)
+        t_old, steps_old, cpu_old = best_of_cpu(previous, repeat=3)
         mb_old = peak_mb(previous)
 
         def numpy_direct():
