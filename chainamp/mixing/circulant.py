@@ -75,7 +75,8 @@ def shift_divergences(v: np.ndarray, shifts: np.ndarray) -> tuple[np.ndarray, np
 
     Each term ``fl(p - q)`` is within ``u |p - q|`` of the exact one (a difference never underflows inexactly) and
     the clipping is exact; a sum of m non-negative terms has relative error at most ``(m - 1) u``: the bounds are
-    the computed sum times ``1 -+ (m + 2) u``, pushed one float outward. By blocks of shifts (no n x n array).
+    the computed sum times ``1 -+ (m + 2) u``, pushed one float outward (a computed 0 is exact: every term's
+    difference rounded to at most 0 is exactly at most 0). By blocks of shifts (no n x n array).
 
     >>> lo, up = shift_divergences(np.array([0.5, 0.25, 0.25]), np.array([1]))
     >>> bool(lo[0] <= 0.25 <= up[0])
@@ -90,7 +91,9 @@ def shift_divergences(v: np.ndarray, shifts: np.ndarray) -> tuple[np.ndarray, np
         np.maximum(W, 0.0, out=W)
         vals[a:a + W.shape[0]] = W.sum(axis=1)
     rel = (n + 2) * _U
-    return np.nextafter(vals * (1.0 - rel), -np.inf), np.nextafter(vals * (1.0 + rel), np.inf)
+    # a computed sum 0 is exact: every fl(p - q) <= 0 means p <= q (a rounded difference keeps its sign)
+    up = np.where(vals > 0.0, np.nextafter(vals * (1.0 + rel), np.inf), 0.0)
+    return np.nextafter(vals * (1.0 - rel), -np.inf), up
 
 
 def sparse_circulant_row(A) -> np.ndarray | None:

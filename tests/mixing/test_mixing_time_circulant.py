@@ -273,3 +273,18 @@ def test_property_sparse_and_dense_detection_agree(n, seed, zeros, flip):
         assert np.array_equal(np.array(circulant.circulant_view(dense)), P)
     else:
         assert flip
+
+
+@pytest.mark.parametrize("n, want", [(4, 1), (8, 1), (3, None)], ids=["quarter", "eighth", "third"])
+def test_eps_zero_on_identical_rows(n, want, monkeypatch):
+    """K = J / n: every row the same, gamma(K) = 0. With entries 1/4 or 1/8 the rows sum exactly to 1 and eps = 0 is
+    certified at t = 1 on both paths; with entries fl(1/3) they sum to 1 - 2^-54 exactly, the normalised rows are
+    only within that of the stored ones, and eps = 0 is never certified (refused by both paths)."""
+    P = np.full((n, n), 1.0 / n)
+    if want is None:
+        with pytest.raises(InvalidParameterError, match="does not mix to eps=0.0"):
+            mixing_time(MarkovOperator(P), 0.0, max_steps=64)
+        with pytest.raises(InvalidParameterError, match="does not mix to eps=0.0"):
+            _dense(P, 0.0, monkeypatch, max_steps=64)
+    else:
+        assert mixing_time(MarkovOperator(P), 0.0) == want == _dense(P, 0.0, monkeypatch)
