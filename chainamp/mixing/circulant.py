@@ -9,8 +9,9 @@ Dobrushin coefficient ``n / 2`` pairs of rows instead of ``n (n - 1) / 2``: the 
 and a few vectors of memory. The lazy walk on the 1000-cycle (t = 164,936 at eps = 0.25) takes about 40 steps of
 about a millisecond.
 
-Search: the squares ``c_(2^j)`` until one is certified ``gamma <= eps``, then binary lifting below it with every
-trial decided in full (``O(n^2)`` each): about ``2 log2 t`` decisions.
+Search: the squares ``c_(2^j)`` until one is certified ``gamma <= eps``, then binary lifting below it: about
+``2 log2 t`` decisions, each first on the shift that attained the last full one (``O(n)``: settles most powers above
+eps), else on all n / 2 shifts (``O(n^2)``).
 
 Soundness: the same as :mod:`.power_search`. Every row of the stored ``circ(v)`` is a shift of v and every row of
 the exact power a shift of its row 0, so one l1 bound ``err`` serves all rows: K's row-sum deviation (the rows of a
