@@ -111,8 +111,8 @@ def sparse_circulant_row(A) -> np.ndarray | None:
     if A.ndim != 2 or A.shape[1] != n or n < 2:
         return None
     A = sp.csr_matrix(A, copy=True)
+    A.sum_duplicates()  # duplicates summed, indices sorted
     A.eliminate_zeros()
-    A.sort_indices()
     counts = np.diff(A.indptr)
     w = int(counts[0])
     if w == 0 or np.any(counts != w):

@@ -202,6 +202,17 @@ def test_detection():
     R[5, 0] = math.nextafter(R[5, 0], 1.0)  # one ulp off
     assert circulant.circulant_row(R) is None
     assert circulant.circulant_row(np.ones((2, 3)) / 3) is None
+    import scipy.sparse as sp
+
+    # CSR with a duplicate entry (row 0's 0.5 stored as 0.25 + 0.25) and unsorted indices: the same row 0
+    data, cols, ptr = [0.25, 0.25, 0.25, 0.25], [0, 1, 0, 5], [0, 4]
+    for x in range(1, 6):
+        data += [0.25, 0.5, 0.25]
+        cols += [(x + 1) % 6, x, (x - 1) % 6]
+        ptr.append(ptr[-1] + 3)
+    D = sp.csr_matrix((data, cols, ptr), shape=(6, 6))
+    assert np.array_equal(D.toarray(), P)
+    assert np.array_equal(circulant.sparse_circulant_row(D), c)
 
 
 def test_rows_off_their_sums_are_widened():
