@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .circulant import circulant_mixing_time, circulant_row, sparse_circulant_row
 from .coefficients import dobrushin, doeblin, ultra_mixing
 from .dense import dense_ldp_guarantee
 from .pairwise import _eval_pairs
@@ -42,8 +43,19 @@ __all__ = [
 
 
 #: dense stored chains with at least this many states take the search of :mod:`.power_search` (squares, then a
-#: bisection on a few rows, one full decision per candidate); smaller or sparse ones the product search below
+#: bisection on a few rows, one full decision per candidate), as do sparse ones up to ``_SPARSE_TO_DENSE_MAX_N`` states
+#: (a dense copy); smaller ones and larger sparse ones the product search below
 _DENSE_SEARCH_MIN_N = 3
+#: a dense stored circulant chain (``K(x, y) = c((y - x) mod n)``, e.g. a walk on a cycle) takes :mod:`.circulant`
+#: (powers and decisions from row 0 alone); False: the dense search (benchmarks compare)
+_CIRCULANT = True
+#: a sparse stored circulant chain up to this many states takes :mod:`.circulant` too (O(n^2) per decision)
+_SPARSE_CIRCULANT_MAX_N = 20000
+#: a sparse stored chain up to this many states is searched as a dense copy (:mod:`.power_search`; its powers fill in
+#: anyway, and its squares with few non-zeros stay CSR factors); above, the product search below. 0: never
+_SPARSE_TO_DENSE_MAX_N = 2048
+#: dense powers a sparse chain's dense copy must have room for (t up to about 2^20) to take the dense search
+_HELD_POWERS = 24
 #: up to this many rows a dense K's row-sum deviations are exact (``math.fsum`` per row), beyond bounded in numpy
 _EXACT_ROW_SUMS_MAX_N = 256
 
@@ -151,7 +163,12 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
     rows certifies them above eps, t is located by bisection on the ROWS of the known pairs only
     (a few rows times a stored square per step), and only the candidate ``K^t`` is formed and
     decided in full (about ``log2 t + popcount(t)`` products and one full decision for sticky
-    and lazy chains with t in the thousands). Otherwise (sparse, structured): a power that fills
+    and lazy chains with t in the thousands); an exactly circulant one (``K(x, y) = c((y - x) mod n)``: walks on
+    cycles and circulant graphs) takes :mod:`.circulant` instead: every power from its row 0 (a row times an n x n
+    circulant, ``O(n^2)``) and decided on the n / 2 shifts of row 0, with the same error bounds and the same
+    certificates. A sparse stored chain takes the circulant path when it is one (up to 20,000 states), else up to
+    2,048 states the dense search on a dense copy of the same entries (when the memory limit has room for about 24
+    dense powers). Otherwise (larger sparse, structured): a power that fills
     in is stored dense (the products are then matrix products). ``gamma(K^t) > eps`` is
     settled without a scan when a pair that attained an earlier coefficient has a certified
     total variation above eps on ``K^t``. A dense power is then decided in O(n^2) by reference rows
@@ -239,8 +256,23 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
 
     if (0.0 if K.shape[0] < 2 else 1.0) <= e:
         return 0
+    n = K.shape[0]
+    if _plain_sparse(K) and n >= _DENSE_SEARCH_MIN_N:
+        row = sparse_circulant_row(K._data) if _CIRCULANT and n <= _SPARSE_CIRCULANT_MAX_N else None
+        if row is not None:  # a walk on a cycle stored sparse: O(n) memory per power
+            with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
+                return circulant_mixing_time(row, e, limit, tv_err[id(K)], bar)
+        if n <= _SPARSE_TO_DENSE_MAX_N and _fits(8.0 * n * n * _HELD_POWERS):
+            # the dense search (its thin squares stay CSR factors) on the same entries; without room for about
+            # _HELD_POWERS dense powers, the product search below (which keeps powers sparse when they do not fit)
+            K = MarkovOperator._trusted(K._data.toarray(), K.inputs, K.outputs)
+            tv_err[id(K)] = tv_err[id(alive[0])]
+            alive.append(K)
     if _plain_dense(K) and K.shape[0] >= _DENSE_SEARCH_MIN_N:
+        row = circulant_row(K._data) if _CIRCULANT else None
         with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
+            if row is not None:  # K(x, y) = c((y - x) mod n): O(n^2) per power and per decision
+                return circulant_mixing_time(row, e, limit, tv_err[id(K)], bar)
             return dense_mixing_time(K, e, limit, tv_err[id(K)], bar)
     with progress_bar(None, "mixing time", unit="products", progress=progress) as bar:
         powers, span = [K], 1  # powers[j] = K^(2^j)
@@ -309,6 +341,22 @@ def _row_sum_tv(K: MarkovOperator) -> float:
         for row in np.asarray(data):
             worst = max(worst, abs(math.fsum(np.append(row, -1.0))))
     return math.nextafter(worst, math.inf) if worst > 0.0 else 0.0
+
+
+def _fits(nbytes: float) -> bool:
+    """Whether ``nbytes`` more fit the memory limit (:func:`chainamp._numerics.check_memory`), without raising."""
+    try:
+        check_memory(nbytes, "a dense copy of K and its powers")
+    except ResourceLimitError:
+        return False
+    return True
+
+
+def _plain_sparse(op: MarkovOperator) -> bool:
+    """A scipy.sparse-stored operator (not structured, not dask-backed)."""
+    if isinstance(op, StructuredOperator) or getattr(op, "row_stats", None) is not None:
+        return False
+    return sp.issparse(op._data)
 
 
 def _plain_dense(op: MarkovOperator) -> bool:

@@ -55,6 +55,9 @@ _SEARCH_REFERENCES = 4
 _FARTHEST = 8
 #: above this fraction of all pairs left open by the mean row, :func:`.tv_decide` is skipped for the full scan
 _FLAT_FRACTION = 0.5
+#: square a stored power with few non-zeros as CSR @ CSR (each entry the same sum of its non-zero terms as the dense
+#: product's: the same error bound); False: dense @ CSR, as before issue 20's second round (benchmarks compare)
+_SPARSE_SQUARES = True
 #: candidates decided above eps before the search falls back to plain bisection (bounded: one product and one full
 #: decision per binary digit of the interval left)
 _MAX_CANDIDATES = 3
@@ -106,6 +109,12 @@ class _Search:
         S = self.squares[j]
         if self.symmetric and j not in self.thin and np.array_equal(S, S.T):  # exactly (a sparse product may not be)
             A, err = self._symmetric_square(j)
+        elif j in self.thin and _SPARSE_SQUARES:  # CSR @ CSR: O(n w^2) for w non-zeros per row, not O(n^2 w)
+            check_memory(8.0 * self.n * self.n * (len(self.squares) + 2), f"the dense {self.n} x {self.n} powers of K")
+            A = self.thin[j] @ self.thin[j]
+            A = A.toarray() if sp.issparse(A) else np.asarray(A)
+            err = product_error(self.errs[j], self.errs[j], self.n)
+            self.bar.update(1)
         else:
             A, err = self.times(self.squares[j], self.errs[j], j)
         self.squares.append(A)
@@ -121,10 +130,9 @@ class _Search:
         S = self.squares[j]
         check_memory(8.0 * self.n * self.n * (len(self.squares) + 3), f"the dense {self.n} x {self.n} powers of K")
         U = blas.dsyrk(1.0, S.T, trans=1)  # (S^T)^T S^T = S S^T = S S; S.T is Fortran-ordered: no copy
-        out = np.triu(U)
-        out += np.triu(U, 1).T
+        out = _mirror_lower(U.T)  # U is Fortran-ordered with its upper triangle set: U.T is C-ordered, lower set
         self.bar.update(1)
-        return np.ascontiguousarray(out), product_error(self.errs[j], self.errs[j], self.n)
+        return out, product_error(self.errs[j], self.errs[j], self.n)
 
     def power(self, t: int, base: tuple | None = None) -> tuple[np.ndarray, float]:
         """Stored ``K^t`` (t >= 1) from the squares, largest first (the sparse small ones as right factors), or from
@@ -332,6 +340,24 @@ class _Search:
                 failed += 1
                 if cand == hi:
                     break  # the square hi is above too: more squares
+
+
+def _mirror_lower(out: np.ndarray, block: int = 128) -> np.ndarray:
+    """Copy the lower triangle of a square array onto its upper one, in place, by blocks (no n x n temporary: about
+    20x faster than ``triu(U) + triu(U, 1).T`` at n = 1000, whose fresh arrays cost page faults).
+
+    >>> _mirror_lower(np.array([[1.0, 0.0], [2.0, 3.0]]))
+    array([[1., 2.],
+           [2., 3.]])
+    """
+    n = out.shape[0]
+    for i0 in range(0, n, block):
+        diag = out[i0:i0 + block, i0:i0 + block]
+        upper = np.triu_indices(diag.shape[0], 1)
+        diag[upper] = diag.T[upper]
+        for j0 in range(i0 + block, n, block):
+            out[i0:i0 + block, j0:j0 + block] = out[j0:j0 + block, i0:i0 + block].T
+    return out
 
 
 def _up_sum(a: float, b: float) -> float:

@@ -10,11 +10,13 @@
    with symmetric random weights (both reversible: the symmetric method), and a random non-reversible
    chain (eigvals, nothing faster is reliable for its clustered spectrum). The machine load is printed.
    Issue 20: the eigenvalues run with one BLAS thread (threadpoolctl); each line also gives the tracemalloc peak.
-4. ``mixing_time`` of dense 1000-state chains (goal: under 0.5 s; issue 20 item 5): a random chain, sticky ones
-   (0.9 I + 0.1 random, 0.99 I + 0.01 random) and lazy walks stored dense (small world, 25 x 40 grid, 1000-cycle),
-   wall and CPU time and tracemalloc peak, next to the product search it replaced (same run, same answer) and
-   numpy squaring to ``K^t`` with one per-row TV loop at the answer t (the least a direct computation needs).
-   ``python tests/benchmarks/bench_chain.py --issue20`` runs 2 and 4 only.
+4. ``mixing_time`` of 1000-state chains (goal: under 0.5 s; issue 20 item 5): a random chain, sticky ones
+   (0.9 I + 0.1 random, 0.99 I + 0.01 random), lazy walks stored dense (small world, 25 x 40 grid, 1000-cycle) and
+   the grid and cycle as ``random_walk`` stores them (sparse); wall and CPU time and tracemalloc peak, next to the
+   same call with issue 20's second-round paths switched off (the circulant path, CSR squares, the dense search of
+   sparse chains: the search as it was before) and numpy squaring to ``K^t`` with one per-row TV loop at the answer
+   t (the least a direct computation needs), in the same run.
+   ``python tests/benchmarks/bench_chain.py --issue20`` runs 2 and 4 only; ``--mixing`` runs 4 only.
 5. Random walks on 100,000-node graphs (a 316 x 316 grid, where the sparse LU solve is used,
    and a Barabasi-Albert graph, where power iteration converges first), with the residual
    ``||pi K - pi||_1`` and the distance to the degree-proportional closed form; and the spectral
@@ -74,7 +76,7 @@ def peak_mb(fn) -> float:
 
 
 def mixing_time_benchmark(n: int = 1000) -> None:
-    from chainamp.mixing import guarantees, mixing_time, pairwise
+    from chainamp.mixing import guarantees, mixing_time, pairwise, power_search
 
     rng = np.random.default_rng(0)
     A = rng.random((n, n))
@@ -83,40 +85,57 @@ def mixing_time_benchmark(n: int = 1000) -> None:
     def lazy(G) -> np.ndarray:
         return MarkovOperator.random_walk(G, laziness=0.5).matrix
 
+    def sparse(G):
+        return MarkovOperator.random_walk(G, laziness=0.5)._data
+
     cases = {"random dense (non-reversible)": P,
              "sticky 0.9 I + 0.1 random": 0.9 * np.eye(n) + 0.1 * P,
              "sticky 0.99 I + 0.01 random": 0.99 * np.eye(n) + 0.01 * P,
              "lazy small-world walk stored dense": lazy(nx.connected_watts_strogatz_graph(n, 10, 0.1, seed=0)),
              "lazy walk on a 25 x 40 grid, dense": lazy(nx.grid_2d_graph(25, 40)),
-             "lazy walk on a 1000-cycle, dense": lazy(nx.cycle_graph(n))}
+             "lazy walk on a 1000-cycle, dense": lazy(nx.cycle_graph(n)),
+             "the same grid stored sparse": sparse(nx.grid_2d_graph(25, 40)),
+             "the same cycle stored sparse": sparse(nx.cycle_graph(n))}
     warm = 0.99 * np.eye(200) + 0.01 * P[:200, :200] / P[:200, :200].sum(axis=1, keepdims=True)
-    mixing_time(MarkovOperator(warm), progress=False)  # warm-up (numba's cached kernels, threads)
-    print(f"mixing_time(K, 0.25), dense {n}x{n}   [{load()}]")
-    print("  wall s / CPU s (best of 2 after a warm-up), tracemalloc peak; the product search it replaced (still the "
-          "path of sparse chains); numpy: K^t by squaring at the known t, then one per-row TV loop")
+    mixing_time(MarkovOperator(warm), progress=False)  # warm-up (threads)
+    from chainamp.mixing import dobrushin
+
+    dobrushin(cases["sticky 0.99 I + 0.01 random"], progress=False)  # numba import and its cached kernels
+    # the search before issue 20's second round: no circulant path, thin squares as dense @ CSR, sparse chains by
+    # the product search (the dsyrk mirror by blocks cannot be switched off: that part is in both columns)
+    before = [(guarantees, "_CIRCULANT", False), (guarantees, "_SPARSE_TO_DENSE_MAX_N", 0),
+              (power_search, "_SPARSE_SQUARES", False)]
+    print(f"mixing_time(K, 0.25), {n} states   [{load()}]")
+    print("  wall s / CPU s (best of 3 after a warm-up), tracemalloc peak: chainamp; the same with this round's paths "
+          "off (circulant, CSR squares, sparse -> dense search); numpy: K^t by squaring at the known t, then one "
+          "per-row TV loop (dense)")
     for name, M in cases.items():
+        D = M.toarray() if hasattr(M, "toarray") else M
+
         def ours():
             pairwise._PREP_CACHE.clear()
             return mixing_time(MarkovOperator(M), progress=False)
 
         def previous():
-            saved = guarantees._DENSE_SEARCH_MIN_N
-            guarantees._DENSE_SEARCH_MIN_N = 10**9
+            saved = [(mod, attr, getattr(mod, attr)) for mod, attr, _ in before]
+            for mod, attr, value in before:
+                setattr(mod, attr, value)
             try:
                 return ours()
             finally:
-                guarantees._DENSE_SEARCH_MIN_N = saved
+                for mod, attr, value in saved:
+                    setattr(mod, attr, value)
 
-        t_ours, steps, cpu_ours = best_of_cpu(ours, repeat=2)
+        t_ours, steps, cpu_ours = best_of_cpu(ours, repeat=3)
         mb = peak_mb(ours)
-        t_old, steps_old, cpu_old = best_of_cpu(previous, repeat=1)
+        t_old, steps_old, cpu_old = best_of_cpu(previous, repeat=3)
         mb_old = peak_mb(previous)
 
         def numpy_direct():
-            power, done = M.copy(), 1
+            power, done = D.copy(), 1
             while 2 * done <= steps:
                 power, done = power @ power, 2 * done
-            rest, base = steps - done, M
+            rest, base = steps - done, D
             while rest:  # the remaining steps by the binary digits of t - done
                 if rest & 1:
                     power = power @ base
@@ -128,9 +147,9 @@ def mixing_time_benchmark(n: int = 1000) -> None:
         t_np, gamma, cpu_np = best_of_cpu(numpy_direct, repeat=1)
         mb_np = peak_mb(numpy_direct)
         same = "same t" if steps_old == steps else f"DIFFERENT t = {steps_old}"
-        print(f"  {name:36s} t = {steps:6d}: chainamp {t_ours:6.3f} s / {cpu_ours:6.3f} s {mb:5.0f} MB; previous search "
+        print(f"  {name:36s} t = {steps:6d}: chainamp {t_ours:6.3f} s / {cpu_ours:6.3f} s {mb:5.0f} MB; before "
               f"{t_old:6.3f} s / {cpu_old:6.3f} s {mb_old:5.0f} MB ({same}); numpy {t_np:6.3f} s / {cpu_np:6.3f} s "
-              f"{mb_np:5.0f} MB (gamma(K^t) {gamma:.4f})   [{load()}]")
+              f"{mb_np:5.0f} MB (gamma(K^t) {gamma:.4f})   [{load()}]", flush=True)
 
 
 def best_of_cpu(fn, repeat: int = 3) -> tuple[float, object, float]:
@@ -200,8 +219,11 @@ def sparse_benchmark() -> None:
 
 
 if __name__ == "__main__":
-    spectral_benchmark()
+    if "--mixing" not in sys.argv:
+        spectral_benchmark()
     mixing_time_benchmark()
+    if "--mixing" in sys.argv:
+        sys.exit(0)
     if "--issue20" not in sys.argv:
         dense_benchmark()
         sparse_benchmark()

@@ -248,3 +248,28 @@ def test_identical_stored_rows_certify_eps_zero_only_without_error(err):
         search = power_search._Search(MarkovOperator(A), 0.0, 2**40, err, bar)
         above, _ = search.decide(A, err)
     assert above is (err > 0.0)
+
+
+@pytest.mark.parametrize("n, block", [(1, 128), (5, 2), (130, 128), (300, 64)],
+                         ids=["1", "5-small-blocks", "130", "300"])
+def test_mirror_by_blocks_copies_the_lower_triangle(n, block):
+    """dsyrk's triangle is mirrored in place by blocks: the result is the symmetric matrix of the lower triangle,
+    for sizes that are and are not multiples of the block."""
+    rng = np.random.default_rng(n)
+    L = np.tril(rng.random((n, n)))
+    want = L + np.tril(L, -1).T
+    assert np.array_equal(power_search._mirror_lower(L.copy(), block), want)
+
+
+def test_thin_squares_by_csr_products_give_the_same_answers(monkeypatch):
+    """A sparse square (a lazy cycle's first powers) is squared as CSR @ CSR; the dense @ CSR route gives the same
+    answers (the same non-negative terms per entry)."""
+    from chainamp.mixing import guarantees as g
+
+    monkeypatch.setattr(g, "_CIRCULANT", False)  # a cycle would take the circulant path
+    P = MarkovOperator.random_walk(nx.grid_2d_graph(6, 9), laziness=0.5).matrix
+    for eps in (0.25, 1e-4):
+        new = mixing_time(MarkovOperator(P), eps)
+        with monkeypatch.context() as m:
+            m.setattr(power_search, "_SPARSE_SQUARES", False)
+            assert mixing_time(MarkovOperator(P), eps) == new == _old(P, eps, monkeypatch)
