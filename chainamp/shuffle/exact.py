@@ -70,7 +70,7 @@ import numpy as np
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
 from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol
-from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper
+from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper_both
 
 __all__ = ["ShuffledPairs", "binary_rr_shuffle", "EXACT_TOLERANCE"]
 
@@ -89,6 +89,9 @@ LOWER_TAIL = 1e-15
 #: the work (outcomes of all components computed, weighted by log2(outcomes) / 16) spent splitting intervals; past it, the intervals left are
 #: kept unsplit (sound, looser). About 1 s on this machine at n = 1e8
 EXACT_WORK_BUDGET = 2.4e7
+#: queued intervals keep their arrays (instead of being recomputed when the budget leaves them unsplit) up to this
+#: many outcomes in all (16 bytes each)
+KEEP_QUEUED = 4_000_000
 #: the first interval after the exact datasets reaches this share of the other users (then geometric growth)
 FIRST_SPAN = 1e-3
 _U = UNIT_ROUNDOFF
@@ -317,7 +320,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     intervals: list[tuple[int, int]] = []
     pending: list[tuple[float, int, int]] = []  # a heap of intervals to split, the largest bound first
     eps_hi = math.log(p / q)
-    state = {"eps": 0.0, "work": 0}
+    state = {"eps": 0.0, "work": 0.0, "count": 0, "kept": 0}
     if half + 1 <= max_exact_all:
         first = [(m, m) for m in range(half + 1)]
     else:
@@ -335,13 +338,18 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     with progress_bar(half + 1, "shuffle exact", unit="dataset", progress=progress) as bar:
 
         def accept(P, Q, rel, dropped, m1, m2):
-            s, b = both_orders(roc_upper, P, Q, rel, dropped, monotone=True)
-            up.add(s, b)
+            s, b = roc_upper_both(P, Q, rel, dropped)
+            up.add_runs(s, b, P.size + 1)
             bar.update(m2 - m1 + 1)
 
-        def visit(m1: int, m2: int, final: bool = False) -> None:
-            P, Q, rel, dropped, raw = _component(N, m1, m2, p, q, tail, coin_tail)
-            state["work"] += P.size * max(1.0, P.size / 16384.0) ** 0.75  # long arrays cost more per outcome
+        def visit(m1: int, m2: int, final: bool = False, kept: tuple | None = None) -> None:
+            if kept is not None:  # computed when it was queued
+                P, Q, rel, dropped = kept
+                state["kept"] -= P.size
+            else:
+                P, Q, rel, dropped, raw = _component(N, m1, m2, p, q, tail, coin_tail)
+                state["work"] += P.size * max(1.0, P.size / 16384.0) ** 0.75  # long arrays cost more per outcome
+                state["count"] += 1
             if m1 == m2:
                 exact_ms.append(m1)
                 lo.add(*_lower_points(raw, rel, dropped))
@@ -350,22 +358,32 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
             elif target_delta is not None and not final:
                 h = _hockey(P, Q, math.exp(state["eps"] * (1.0 + tolerance))) * (1.0 + 1e-9) + dropped
                 if h > target_delta:
-                    heapq.heappush(pending, (-h, m1, m2))
+                    keep = state["kept"] + P.size <= KEEP_QUEUED
+                    if keep:
+                        state["kept"] += P.size
+                    heapq.heappush(pending, (-h, m1, m2, (P, Q, rel, dropped) if keep else None))
                     return
             if m1 != m2:
                 intervals.append((m1, m2))
             accept(P, Q, rel, dropped, m1, m2)
 
+        def left() -> float:  # the work still needed to finish the queue: its components not kept are recomputed
+            return sum(1 for t in pending if t[3] is None) * state["work"] / max(state["count"], 1)
+
         for m1, m2 in first:
             visit(m1, m2)
-        while pending and state["work"] + len(pending) * state["work"] / max(len(exact_ms) + len(intervals), 1) < budget:
-            _, m1, m2 = heapq.heappop(pending)
+        while pending and state["work"] + left() + SPLIT * state["work"] / max(state["count"], 1) < budget:
+            _, m1, m2, _kept = heapq.heappop(pending)
+            if _kept is not None:
+                state["kept"] -= _kept[0].size
+            del _kept
             L = m2 - m1 + 1
             step = 1 if L <= 8 else -(-L // SPLIT)
             for a in range(m1, m2 + 1, step):
                 visit(a, min(a + step - 1, m2))
-        for _, m1, m2 in sorted(pending, key=lambda t: t[1]):  # the budget is spent: kept unsplit (sound)
-            visit(m1, m2, final=True)
+        for _, m1, m2, kept in sorted(pending, key=lambda t: t[1]):  # the budget is spent: kept unsplit (sound)
+            visit(m1, m2, final=True, kept=kept)
+        pending.clear()
     s, b = up.points()
     exact_all = not intervals
     upper = DominatingPair.from_roc(s, b, name=f"binary RR shuffled among {users} users (worst case of the others)",
