@@ -94,6 +94,42 @@ def _roc_both_source(P, Q, shrink, grow, tau, first):  # pragma: no cover - comp
     return s, b
 
 
+def _user_pair_source(z, p, q, eta):  # pragma: no cover - compiled by numba
+    """``P(s) = p z(s) + q z(s - 1)``, ``Q(s) = q z(s) + p z(s - 1)`` and, when ``eta > 0``, P raised and Q lowered by
+    ``eta`` with the roundings of :func:`user_pair_widened`."""
+    n = z.size + 1
+    P = np.empty(n)
+    Q = np.empty(n)
+    prev = 0.0
+    for i in range(n):
+        cur = z[i] if i < n - 1 else 0.0
+        x = p * cur + q * prev
+        y = q * cur + p * prev
+        if eta > 0.0:
+            x = (x + eta) * (1.0 + 4.0 * 1.1102230246251565e-16) + 1e-320
+            y = y - eta
+            y = y * (1.0 - 4.0 * 1.1102230246251565e-16) if y > 0.0 else 0.0
+        P[i] = x
+        Q[i] = y
+        prev = cur
+    return P, Q
+
+
+def user_pair_widened(z: np.ndarray, p: float, q: float, eta: float) -> tuple[np.ndarray, np.ndarray]:
+    """One user's bit added to a count law ``z`` (keep probability p, ``q = 1 - p``), both orders' outcome masses
+    ``P(s) = p z(s) + q z(s - 1)``, ``Q(s) = q z(s) + p z(s - 1)`` (each within ``3u`` relative of the exact sums of
+    the computed products), and when the entries of z carry an absolute error ``eta`` (already scaled by the
+    caller for the two coefficients), P raised and Q lowered by it: ``fl(fl(P + eta)(1 + 4u)) >= (P + eta)(1 - u)^2
+    (1 + 4u) > P + eta`` (plus ``1e-320`` for a subnormal sum), and a positive ``x = fl(Q - eta)`` is at most
+    ``(Q - eta)(1 + u)`` (exact when subnormal), so ``fl(x (1 - 4u)) <= Q - eta``; a non-positive one gives 0.
+
+    >>> P, Q = user_pair_widened(np.array([0.5, 0.5]), 0.75, 0.25, 0.0)
+    >>> P.tolist(), Q.tolist()
+    ([0.375, 0.5, 0.125], [0.125, 0.5, 0.375])
+    """
+    return compiled(_user_pair_source)(np.ascontiguousarray(z, dtype=float), float(p), float(q), float(eta))
+
+
 def roc_upper_both(P: np.ndarray, Q: np.ndarray, rel: float, tau: float) -> tuple[np.ndarray, np.ndarray]:
     """``both_orders(roc_upper, P, Q, rel, tau, monotone=True)`` in one compiled pass, each run sorted by s: the
     ``n + 1`` points of ``(P, Q)`` then those of the reversed ``(Q, P)``; the caller guarantees the EXACT ratio

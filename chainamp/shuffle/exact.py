@@ -69,8 +69,9 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
-from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol
-from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper_both
+from ._binomial import (PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol,
+                        sum_chernoff_log_tail)
+from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper_both, user_pair_widened
 
 __all__ = ["ShuffledPairs", "binary_rr_shuffle", "EXACT_TOLERANCE"]
 
@@ -142,7 +143,7 @@ def _fft_conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     return np.maximum(c, 0.0), math.nextafter(eta, math.inf)
 
 
-def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, float]:
+def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray, size: int | None = None) -> tuple[np.ndarray, float]:
     """The convolution of three non-negative vectors by one product of real FFTs, and a bound of its absolute
     error in every entry (the model of :func:`_fft_conv`).
 
@@ -160,6 +161,8 @@ def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray,
     """
     L = a.size + b.size + c.size - 2
     n = 1 << max(1, (L - 1).bit_length())
+    if size is not None:  # a circular convolution of this length (a power of two, at least each input's length)
+        n = L = int(size)
     r = np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(b, n) * np.fft.rfft(c, n), n)[:L]
     na, nb, nc = (float(np.sqrt((x * x).sum())) for x in (a, b, c))  # pairwise sums, not a threaded BLAS dot
     sa, sb, sc = float(a.sum()), float(b.sum()), float(c.sum())
@@ -168,6 +171,44 @@ def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray,
     g = (1.0 + eF * math.sqrt(n)) ** 2 * 1.01
     eta = 2.0 * (eF * (na * sb * sc + sa * nb * sc + sa * sb * nc) * g + (2.0 * eF + 12.0 * _U) * nr * 1.01)
     return np.maximum(r, 0.0), math.nextafter(eta, math.inf)
+
+
+#: the mass of an interval component's count law left outside the window of a shorter (circular) FFT
+CONV_TAIL = 1e-30
+
+
+def _fft_conv3_window(a: np.ndarray, b: np.ndarray, c: np.ndarray, parts: list, lo: int,
+                      tail: float = CONV_TAIL) -> tuple[np.ndarray, float, float] | None:
+    """``(z, eta, out)``: the law of ``Z = A + B + C`` (windows ``a, b, c`` of the independent binomials ``parts``,
+    the sum's outcome ``lo`` at index 0 of their linear convolution) on the ``n`` outcomes around its mean only,
+    by a circular convolution of length ``n``; None when no power of two below the full length leaves at most
+    ``tail`` of Z's mass outside such a window.
+
+    The sum of the three windows' lengths grows like the sum of their deviations, Z's spread like the root of the
+    sum of their variances, so ``n`` is often half the full length. The computed circular convolution is within
+    :func:`_fft_conv3`'s ``eta`` of the exact circular one (its error model holds at any ``n`` at least each
+    input's length), which is the exact linear one on the window plus, at each entry, terms from outside it
+    (non-negative, at most the linear convolution's mass outside the window, which is at most
+    ``(1 + 4 PMF_RTOL)`` times Z's: the windows' masses are within ``PMF_RTOL`` of Z's factors). So every entry is
+    within ``eta + out`` of the exact one, and ``out`` (a Chernoff bound of Z's mass outside the window,
+    :func:`._binomial.sum_chernoff_log_tail`) is also mass the window leaves out (the caller adds it to the
+    dropped mass)."""
+    L = a.size + b.size + c.size - 2
+    full = 1 << max(1, (L - 1).bit_length())
+    n = 1 << max(1, (max(a.size, b.size, c.size) - 1).bit_length())
+    mu = sum(k * r for k, r in parts)
+    sd = math.sqrt(sum(k * r * (1.0 - r) for k, r in parts))
+    n = max(n, 1 << max(1, int(math.ceil(2.0 * sd * math.sqrt(2.0 * math.log(2.0 / tail)))) - 1).bit_length())
+    while n < full:
+        w0 = min(max(int(round(mu)) - n // 2, lo), lo + L - n)
+        out = sum(math.exp(v) for v in (sum_chernoff_log_tail(parts, w0 - 1, False),
+                                         sum_chernoff_log_tail(parts, w0 + n, True)) if v > -math.inf)
+        out = math.nextafter(out * (1.0 + 4.0 * PMF_RTOL) * (1.0 + 8 * _U), math.inf)
+        if out <= tail:
+            r, eta = _fft_conv3(a, b, c, n)
+            return np.roll(r, -(w0 - lo)), math.nextafter(eta + out, math.inf), out
+        n *= 2
+    return None
 
 
 def _conv_any(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -218,17 +259,22 @@ def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_t
     widened outward first), and the exact ratio ``P/Q`` is non-increasing along them (Z is log-concave). When
     both convolutions are large, the three windows are convolved by one FFT product (:func:`_fft_conv3`)."""
     c, tau = _coin_floor(m2 - m1, 2.0 * q, coin_tail) if m2 > m1 else (0, 0.0)
-    _, a, da = binomial_window(m1, p, tail)
-    _, b, db = binomial_window(N - m2, q, tail)
+    lo_a, a, da = binomial_window(m1, p, tail)
+    lo_b, b, db = binomial_window(N - m2, q, tail)
     rel = pmf_rtol(m1, p) + pmf_rtol(N - m2, q) + 8 * _U
     dropped = da + db
     coin = None
     if c:
-        _, coin, dc = binomial_window(c, 0.5, tail)
+        lo_c, coin, dc = binomial_window(c, 0.5, tail)
         rel += pmf_rtol(c, 0.5)
         dropped += dc + tau
     if coin is not None and min(float(a.size) * b.size, float(a.size + b.size) * coin.size) > FFT_MIN_WORK:
-        z, eta = _fft_conv3(a, b, coin)
+        win = _fft_conv3_window(a, b, coin, [(m1, p), (N - m2, q), (c, 0.5)], lo_a + lo_b + lo_c)
+        if win is None:
+            z, eta = _fft_conv3(a, b, coin)
+        else:
+            z, eta, out = win
+            dropped += out
     else:
         z, r, eta = _conv_any(a, b)
         rel += r
@@ -236,9 +282,12 @@ def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_t
             z, r, e2 = _conv_any(z, coin)
             rel += r
             eta = eta * (1.0 + rel) + e2  # a convolution with a probability vector keeps a sup-norm error
-    Pc, Qc = _user_pair(z, p, q)
-    P, Q = _widen(Pc, Qc, eta * (1.0 + 4 * _U))
-    return P, Q, rel + 4 * _U, dropped, (Pc, Qc, eta * (1.0 + 4 * _U))
+    P, Q = user_pair_widened(z, p, q, eta * (1.0 + 4 * _U))
+    raw = None
+    if m1 == m2:  # the exact datasets' lower points read the unwidened masses
+        Pc, Qc = _user_pair(z, p, q)
+        raw = (Pc, Qc, eta * (1.0 + 4 * _U))
+    return P, Q, rel + 4 * _U, dropped, raw
 
 
 def _lower_points(raw: tuple, rel: float, dropped: float) -> tuple[np.ndarray, np.ndarray]:

@@ -127,3 +127,145 @@ def test_kept_queue_gives_the_certificate_of_recomputing(monkeypatch):
     again = binary_rr_shuffle(10**6, p, **kw)
     assert kept.intervals == again.intervals and len(kept.intervals) > 0
     assert np.array_equal(kept.upper.p, again.upper.p) and np.array_equal(kept.upper.q, again.upper.q)
+
+
+@pytest.mark.parametrize("eta", [0.0, 1e-17, 3.3e-12, 1e-3], ids=["0", "1e-17", "3e-12", "1e-3"])
+def test_user_pair_widened_in_fractions(eta):
+    """P raised and Q lowered by at least eta from the plain float pair (exact rational comparison), the plain
+    pair's values when eta = 0; the plain ``fl(P + eta)`` alone is below ``P + eta`` on some of these entries."""
+    rng = np.random.default_rng(3)
+    z = rng.random(300) ** 3
+    z /= z.sum()
+    z[:5] = [1e-3, 1e-300, 5e-324, 0.0, 2e-16]
+    p = 0.7310585786300049
+    P, Q = _pairs.user_pair_widened(z, p, 1 - p, eta)
+    Pc, Qc = exact._user_pair(z, p, 1 - p)
+    if eta == 0.0:
+        assert np.array_equal(P, Pc) and np.array_equal(Q, Qc)
+        return
+    fe = Fraction(eta)
+    assert all(Fraction(float(x)) >= Fraction(float(y)) + fe for x, y in zip(P, Pc))
+    assert all(Fraction(float(x)) <= max(Fraction(float(y)) - fe, Fraction(0)) for x, y in zip(Q, Qc))
+    assert any(Fraction(float(y + eta)) < Fraction(float(y)) + fe for y in Pc)  # the margin is needed
+
+
+# ---------------------------------------------------------------- the count law's window (a shorter circular FFT)
+def _exact_sum_law(parts) -> list[Fraction]:
+    law = [Fraction(1)]
+    for n, p in parts:
+        fp = Fraction(p)
+        row = [math.comb(n, k) * fp**k * (1 - fp) ** (n - k) for k in range(n + 1)]
+        out = [Fraction(0)] * (len(law) + n)
+        for i, x in enumerate(law):
+            for j, y in enumerate(row):
+                out[i + j] += x * y
+        law = out
+    return law
+
+
+@pytest.mark.parametrize("parts", [[(40, 0.3)], [(30, 0.7), (25, 0.2)], [(20, 0.9), (15, 0.35), (12, 0.5)]],
+                         ids=["one", "two", "three"])
+def test_sum_chernoff_is_above_exact_tails(parts):
+    from chainamp.shuffle._binomial import sum_chernoff_log_tail
+
+    law = _exact_sum_law(parts)
+    for t in range(len(law)):
+        up, down = sum(law[t:]), sum(law[: t + 1])
+        for upper, exact_tail in ((True, up), (False, down)):
+            bound = sum_chernoff_log_tail(parts, t, upper)
+            assert bound == -math.inf and exact_tail == 0 or Fraction(math.exp(bound)) >= exact_tail * (1 - 1e-15)
+
+
+def test_sum_chernoff_rounding_margin_at_1e8_against_mpmath():
+    """At n = 1e8 the float exponent ``K(l) - l t`` has rounding errors of ~1e-9; the raised exponent is above
+    the exact one (mpmath, 50 digits, at the same l), and the plain float sum is below it on some cases."""
+    import mpmath
+
+    from chainamp.shuffle import _binomial
+
+    mpmath.mp.dps = 50
+    rng = np.random.default_rng(11)
+    below = 0
+    for _ in range(60):
+        parts = [(int(rng.integers(10**6, 10**8)), float(rng.random())) for _ in range(3)]
+        mu = sum(n * p for n, p in parts)
+        sd = math.sqrt(sum(n * p * (1 - p) for n, p in parts))
+        t = int(mu + float(rng.choice([-1, 1])) * float(rng.uniform(3, 15)) * sd)
+        lam = (t - mu) / sd**2 * float(rng.uniform(0.9, 1.1))
+        exact_val = sum(n * mpmath.log(1 - mpmath.mpf(p) + mpmath.mpf(p) * mpmath.exp(mpmath.mpf(lam)))
+                        for n, p in parts) - mpmath.mpf(lam) * t
+        up = _binomial._cgf_exponent_up(parts, lam, t)
+        assert mpmath.mpf(up) >= exact_val
+        plain = sum(n * math.log(1 - p + p * math.exp(lam)) for n, p in parts) - lam * t
+        below += mpmath.mpf(plain) < exact_val
+    assert below > 0
+
+
+def _window_case(tail):
+    from chainamp.shuffle import _binomial
+
+    parts = [(60, 0.3), (90, 0.6), (40, 0.5)]
+    wins = [_binomial.binomial_window(n, p, 1e-6) for n, p in parts]
+    lo = sum(w[0] for w in wins)
+    res = exact._fft_conv3_window(*(w[1] for w in wins), parts, lo, tail)
+    return parts, wins, lo, res
+
+
+def _fraction_conv(vectors, size=None):
+    """The exact linear convolution of float vectors, or the circular one of length ``size``."""
+    out = [Fraction(1)]
+    for v in vectors:
+        new = [Fraction(0)] * (len(out) + len(v) - 1)
+        for i, x in enumerate(out):
+            for j, y in enumerate(v):
+                new[i + j] += x * Fraction(float(y))
+        out = new
+    if size is None:
+        return out
+    circ = [Fraction(0)] * size
+    for i, x in enumerate(out):
+        circ[i % size] += x
+    return circ
+
+
+def test_windowed_fft_within_eta_and_out_in_fractions():
+    """Every entry within the FFT's bound of the exact circular convolution, which is within ``out`` of the exact
+    linear one on the window (the wrapped terms: present here, so the aliasing term is needed), and ``out`` is above
+    the exact mass of the sum outside the window."""
+    parts, wins, lo, res = _window_case(1e-2)
+    assert res is not None
+    z, eta, out = res
+    vecs = [w[1] for w in wins]
+    lin = _fraction_conv(vecs)
+    n = z.size
+    assert n < len(lin)
+    circ = _fraction_conv(vecs, n)
+    mu = sum(k * r for k, r in parts)
+    w0 = min(max(int(round(mu)) - n // 2, lo), lo + len(lin) - n)
+    o = w0 - lo
+    rolled = [circ[(o + i) % n] for i in range(n)]
+    window = lin[o:o + n]
+    assert max(abs(Fraction(float(x)) - y) for x, y in zip(z, rolled)) <= Fraction(eta - out)
+    wrapped = max(abs(x - y) for x, y in zip(rolled, window))
+    assert 0 < wrapped <= Fraction(out)
+    assert max(abs(Fraction(float(x)) - y) for x, y in zip(z, window)) <= Fraction(eta)
+    exact_law = _exact_sum_law(parts)
+    assert Fraction(out) >= sum(exact_law[:w0]) + sum(exact_law[w0 + n:]) > 0
+
+
+def test_windowed_fft_is_none_when_no_shorter_window_holds_the_mass():
+    assert _window_case(1e-300)[3] is None
+
+
+def test_windowed_component_at_1e8_matches_the_full_transform(monkeypatch):
+    """A wide interval at n = 1e8: the windowed law is about 0.64 of the full length and its certified delta at
+    the target is within 1e-3 of the full transform's (below it: fewer entries widened by the FFT's error)."""
+    N, p = 10**8 - 1, math.exp(0.5) / (1 + math.exp(0.5))
+    win = exact._component(N, 29192899, 43789347, p, 1 - p, 1e-40)
+    monkeypatch.setattr(exact, "_fft_conv3_window", lambda *args: None)
+    full = exact._component(N, 29192899, 43789347, p, 1 - p, 1e-40)
+    assert win[0].size < 0.7 * full[0].size
+    from chainamp.privacy import DominatingPair
+
+    d = [DominatingPair.from_roc(*_pairs.roc_upper_both(*c[:4])).delta(8.5e-5) for c in (win, full)]
+    assert d[1] * (1 - 1e-3) <= d[0] <= d[1] and d[0] > 1e-7
