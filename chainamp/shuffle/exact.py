@@ -87,14 +87,21 @@ COIN_TAIL = 1e-20
 SPLIT = 4
 #: the window tail of the k-RR lower profile's binomials (mass left out only lowers a lower bound)
 LOWER_TAIL = 1e-15
-#: the work (outcomes of all components computed, weighted by log2(outcomes) / 16) spent splitting intervals; past it, the intervals left are
-#: kept unsplit (sound, looser). About 1 s on this machine at n = 1e8
-EXACT_WORK_BUDGET = 2.4e7
+#: the work (outcomes of all components computed; the cost per outcome is about flat, 40-100 ns on this machine
+#: from n = 1e6 to 1e8) spent splitting intervals; past it, the intervals left are kept unsplit (sound, looser).
+#: About 0.4 s on this machine
+EXACT_WORK_BUDGET = 6e6
+#: the fixed cost of a component in outcomes (windows, bisections, calls: about 0.3 ms)
+COMPONENT_OVERHEAD = 5000
 #: queued intervals keep their arrays (instead of being recomputed when the budget leaves them unsplit) up to this
-#: many outcomes in all (16 bytes each)
-KEEP_QUEUED = 4_000_000
+#: many outcomes in all (8 bytes each: the count law)
+KEEP_QUEUED = 3_000_000
 #: the first interval after the exact datasets reaches this share of the other users (then geometric growth)
 FIRST_SPAN = 1e-3
+#: no interval of the first cover spans more than this share of the other users (its reveal costs about that share
+#: of the noise variance times ``(p - 1/2) / p``; the profile barely depends on the dataset at large n, so wider
+#: intervals would only be split later)
+MAX_SPAN = 1 / 64
 _U = UNIT_ROUNDOFF
 
 
@@ -251,8 +258,10 @@ def _coin_floor(L: int, gamma: float, tail: float) -> tuple[int, float]:
     return a, math.nextafter(tau, math.inf)
 
 
-def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
-    """``(P, Q, rel, dropped)`` covering the datasets ``m1..m2`` of the others (module docstring): exactly dataset
+def _component_law(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
+    """``(z, rel, dropped, eta)``: the law of the others' count behind the pair ``(P, Q)`` covering the datasets
+    ``m1..m2`` of the others (module docstring), with the pair's relative error ``rel`` and the absolute error
+    ``eta`` of each of its entries (:func:`._pairs.user_pair_widened` widens by it): exactly dataset
     m1 when ``m1 == m2``; otherwise ``Z = Bin(m1, p) + Bin(N - m2, q) + Bin(c, 1/2)``, the ``L = m2 - m1`` middle
     users' blanket draws revealed and at least ``c`` of them coins except with probability ``tau`` (added to
     ``dropped``). ``P, Q`` bound the exact arrays up to the relative error ``rel`` (absolute FFT errors are
@@ -282,12 +291,19 @@ def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_t
             z, r, e2 = _conv_any(z, coin)
             rel += r
             eta = eta * (1.0 + rel) + e2  # a convolution with a probability vector keeps a sup-norm error
-    P, Q = user_pair_widened(z, p, q, eta * (1.0 + 4 * _U))
+    return z, rel + 4 * _U, dropped, eta * (1.0 + 4 * _U)
+
+
+def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
+    """``(P, Q, rel, dropped, raw)`` covering the datasets ``m1..m2`` (:func:`_component_law`): the pair widened by
+    the law's absolute error, and for an exact dataset (``m1 == m2``) ``raw = (Pc, Qc, eta)``, the unwidened pair."""
+    z, rel, dropped, eta = _component_law(N, m1, m2, p, q, tail, coin_tail)
+    P, Q = user_pair_widened(z, p, q, eta)
     raw = None
     if m1 == m2:  # the exact datasets' lower points read the unwidened masses
         Pc, Qc = _user_pair(z, p, q)
-        raw = (Pc, Qc, eta * (1.0 + 4 * _U))
-    return P, Q, rel + 4 * _U, dropped, raw
+        raw = (Pc, Qc, eta)
+    return P, Q, rel, dropped, raw
 
 
 def _lower_points(raw: tuple, rel: float, dropped: float) -> tuple[np.ndarray, np.ndarray]:
@@ -344,8 +360,8 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     for each of them at every epsilon; module docstring). With at most ``max_exact_all`` datasets each is
     computed exactly. Otherwise the first ``min_exact`` are, intervals growing geometrically (``growth``) cover
     the rest, and with ``target_delta`` (the API always passes one) they are refined best first until each
-    one's bound at ``eps* (1 + tolerance)`` is at most the target or ``budget`` (outcomes computed, about 1 s
-    at n = 1e8) is spent. ``coin_tail`` is the probability ``tau`` an interval's coin count may fall below the
+    one's bound at ``eps* (1 + tolerance)`` is at most the target or ``budget`` (outcomes computed, about
+    0.4 s) is spent. ``coin_tail`` is the probability ``tau`` an interval's coin count may fall below the
     count it is credited with (added to its delta at every epsilon).
 
     Within the budget the certified epsilon at the target is within ``1 + tolerance`` of the exact worst case
@@ -369,7 +385,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     intervals: list[tuple[int, int]] = []
     pending: list[tuple[float, int, int]] = []  # a heap of intervals to split, the largest bound first
     eps_hi = math.log(p / q)
-    state = {"eps": 0.0, "work": 0.0, "count": 0, "kept": 0}
+    state = {"eps": 0.0, "work": 0.0, "count": 0, "kept": 0, "iwork": 0.0, "icount": 0}
     if half + 1 <= max_exact_all:
         first = [(m, m) for m in range(half + 1)]
     else:
@@ -379,8 +395,9 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
         if lead > start:  # one interval up to FIRST_SPAN * N (its reveal costs about that share of the noise)
             first.append((start, min(lead, half)))
             start = min(lead, half) + 1
+        cap = max(4096, int(N * MAX_SPAN))  # (only large n: the profile barely depends on the dataset there)
         while start <= half:
-            end = min(start + max(1, int(start * (growth - 1.0))) - 1, half)
+            end = min(start + min(max(1, int(start * (growth - 1.0))), cap) - 1, half)
             first.append((start, end))
             start = end + 1
 
@@ -392,25 +409,29 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
             bar.update(m2 - m1 + 1)
 
         def visit(m1: int, m2: int, final: bool = False, kept: tuple | None = None) -> None:
-            if kept is not None:  # computed when it was queued
-                P, Q, rel, dropped = kept
-                state["kept"] -= P.size
+            if kept is not None:  # its law was computed when it was queued
+                z, rel, dropped, eta = kept
+                state["kept"] -= z.size
             else:
-                P, Q, rel, dropped, raw = _component(N, m1, m2, p, q, tail, coin_tail)
-                state["work"] += P.size * max(1.0, P.size / 16384.0) ** 0.75  # long arrays cost more per outcome
+                z, rel, dropped, eta = _component_law(N, m1, m2, p, q, tail, coin_tail)
+                state["work"] += z.size + COMPONENT_OVERHEAD
                 state["count"] += 1
+                if m1 != m2:
+                    state["iwork"] += z.size + COMPONENT_OVERHEAD
+                    state["icount"] += 1
+            P, Q = user_pair_widened(z, p, q, eta)
             if m1 == m2:
                 exact_ms.append(m1)
-                lo.add(*_lower_points(raw, rel, dropped))
+                lo.add(*_lower_points((*_user_pair(z, p, q), eta), rel, dropped))
                 if target_delta is not None:
                     state["eps"] = max(state["eps"], _epsilon_of(P, Q, target_delta, eps_hi))
             elif target_delta is not None and not final:
                 h = _hockey(P, Q, math.exp(state["eps"] * (1.0 + tolerance))) * (1.0 + 1e-9) + dropped
                 if h > target_delta:
-                    keep = state["kept"] + P.size <= KEEP_QUEUED
+                    keep = state["kept"] + z.size <= KEEP_QUEUED
                     if keep:
-                        state["kept"] += P.size
-                    heapq.heappush(pending, (-h, m1, m2, (P, Q, rel, dropped) if keep else None))
+                        state["kept"] += z.size
+                    heapq.heappush(pending, (-h, m1, m2, (z, rel, dropped, eta) if keep else None))
                     return
             if m1 != m2:
                 intervals.append((m1, m2))
@@ -419,8 +440,12 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
         def left() -> float:  # the work still needed to finish the queue: its components not kept are recomputed
             return sum(1 for t in pending if t[3] is None) * state["work"] / max(state["count"], 1)
 
-        for m1, m2 in first:
-            visit(m1, m2)
+        for i, (m1, m2) in enumerate(first):
+            # an interval of a first cover that by itself leaves no budget to split is final at once (not queued)
+            full = state["icount"] > 0 and m1 != m2 and (
+                state["work"] + (len(first) - i) * state["iwork"] / state["icount"]
+                + SPLIT * state["work"] / state["count"] >= budget)
+            visit(m1, m2, final=full)
         while pending and state["work"] + left() + SPLIT * state["work"] / max(state["count"], 1) < budget:
             _, m1, m2, _kept = heapq.heappop(pending)
             if _kept is not None:
