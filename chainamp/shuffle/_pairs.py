@@ -130,6 +130,30 @@ def user_pair_widened(z: np.ndarray, p: float, q: float, eta: float) -> tuple[np
     return compiled(_user_pair_source)(np.ascontiguousarray(z, dtype=float), float(p), float(q), float(eta))
 
 
+def _hockey_both_source(P, Q, a):  # pragma: no cover - compiled by numba
+    f = 0.0
+    g = 0.0
+    for i in range(P.size):
+        x = P[i] - a * Q[i]
+        if x > 0.0:
+            f += x
+        y = Q[i] - a * P[i]
+        if y > 0.0:
+            g += y
+    return max(f, g)
+
+
+def hockey_both(P: np.ndarray, Q: np.ndarray, a: float) -> float:
+    """``max`` over both orders of ``sum [P - a Q]_+`` in floats, one compiled pass (a heuristic for deciding where
+    to spend work, not a certificate).
+
+    >>> hockey_both(np.array([0.75, 0.25]), np.array([0.25, 0.75]), 1.0)
+    0.5
+    """
+    return float(compiled(_hockey_both_source)(np.ascontiguousarray(P, dtype=float),
+                                               np.ascontiguousarray(Q, dtype=float), float(a)))
+
+
 def roc_upper_both(P: np.ndarray, Q: np.ndarray, rel: float, tau: float) -> tuple[np.ndarray, np.ndarray]:
     """``both_orders(roc_upper, P, Q, rel, tau, monotone=True)`` in one compiled pass, each run sorted by s: the
     ``n + 1`` points of ``(P, Q)`` then those of the reversed ``(Q, P)``; the caller guarantees the EXACT ratio

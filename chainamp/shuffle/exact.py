@@ -71,7 +71,7 @@ from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
 from ._binomial import (PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol,
                         sum_chernoff_log_tail)
-from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper_both, user_pair_widened
+from ._pairs import HullAccumulator, both_orders, hockey_both, roc_lower, roc_upper_both, user_pair_widened
 
 __all__ = ["ShuffledPairs", "binary_rr_shuffle", "EXACT_TOLERANCE"]
 
@@ -325,11 +325,6 @@ def _lower_points(raw: tuple, rel: float, dropped: float) -> tuple[np.ndarray, n
     return s, b
 
 
-def _hockey(P: np.ndarray, Q: np.ndarray, a: float) -> float:
-    """``max`` over both orders of ``sum [P - a Q]_+`` in floats (a splitting heuristic, not a certificate)."""
-    return max(float(np.maximum(P - a * Q, 0.0).sum()), float(np.maximum(Q - a * P, 0.0).sum()))
-
-
 def _epsilon_of(P: np.ndarray, Q: np.ndarray, delta: float, hi: float) -> float:
     """The float epsilon at which a component's curve crosses ``delta`` (a heuristic only). The exact ratio
     ``P/Q`` is non-increasing along the arrays, so each order's curve is ``max_k (cP_k - a cQ_k)`` over prefix
@@ -426,7 +421,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
                 if target_delta is not None:
                     state["eps"] = max(state["eps"], _epsilon_of(P, Q, target_delta, eps_hi))
             elif target_delta is not None and not final:
-                h = _hockey(P, Q, math.exp(state["eps"] * (1.0 + tolerance))) * (1.0 + 1e-9) + dropped
+                h = hockey_both(P, Q, math.exp(state["eps"] * (1.0 + tolerance))) * (1.0 + 1e-9) + dropped
                 if h > target_delta:
                     keep = state["kept"] + z.size <= KEEP_QUEUED
                     if keep:
