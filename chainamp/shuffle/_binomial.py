@@ -108,6 +108,42 @@ def _window_pmf(n: int, p: float, lo: int, hi: int, pmf_fn) -> np.ndarray:
     return np.concatenate((centre * down[::-1], [centre], centre * up))
 
 
+def _largest_true(pred, a: int, b: int, guess: int) -> int:
+    """The largest ``k`` in ``[a, b]`` with ``pred(k)`` (``a`` when there is none above it), for ``pred`` true then
+    false as k grows: a gallop from ``guess`` then a bisection (the same answer as a bisection of ``[a, b]``)."""
+    g = min(max(int(guess), a), b)
+    if g == a or pred(g):
+        lo, step = g, 1
+        while True:
+            nxt = lo + step
+            if nxt > b:
+                hi = b
+                break
+            if pred(nxt):
+                lo, step = nxt, step * 2
+            else:
+                hi = nxt - 1
+                break
+    else:
+        hi, step = g - 1, 1
+        while True:
+            nxt = g - step
+            if nxt <= a:
+                lo = a
+                break
+            if pred(nxt):
+                lo = nxt
+                break
+            hi, step = nxt - 1, step * 2
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if pred(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def binomial_window(n: int, p: float, tail: float = WINDOW_TAIL) -> tuple[int, np.ndarray, float]:
     """``(lo, pmf, dropped)``: the masses of ``Bin(n, p)`` at ``lo, lo + 1, ..., lo + len(pmf) - 1`` and a
     rigorous upper bound ``dropped <= tail`` of the mass outside (Chernoff, both sides).
@@ -132,25 +168,15 @@ def binomial_window(n: int, p: float, tail: float = WINDOW_TAIL) -> tuple[int, n
 
     lt = math.log(tail / 2.0)
     mu = n * p
-    # smallest lo with P(X <= lo - 1) <= tail / 2 (bisection on the monotone Chernoff bound)
-    a, b = 0, int(math.floor(mu))
-    if chernoff_log_tail(n, p, a - 1, False) > lt:
-        b = a
-    while a < b:
-        mid = (a + b + 1) // 2
-        if chernoff_log_tail(n, p, mid - 1, False) <= lt:
-            a = mid
-        else:
-            b = mid - 1
-    lo = a
-    a, b = int(math.ceil(mu)), n
-    while a < b:
-        mid = (a + b) // 2
-        if chernoff_log_tail(n, p, mid + 1, True) <= lt:
-            b = mid
-        else:
-            a = mid + 1
-    hi = max(a, lo)
+    reach = math.sqrt(2.0 * max(-lt, 1.0) * n * p * (1.0 - p))  # the normal approximation: only a starting guess
+    # largest lo in [0, floor(mu)] with P(X <= lo - 1) <= tail / 2 (the Chernoff bound is monotone in lo)
+    lo = _largest_true(lambda k: chernoff_log_tail(n, p, k - 1, False) <= lt, 0, int(math.floor(mu)),
+                       int(mu - reach))
+    # smallest hi in [ceil(mu), n] with P(X >= hi + 1) <= tail / 2
+    a = int(math.ceil(mu))
+    hi = min(_largest_true(lambda k: k < a or chernoff_log_tail(n, p, k + 1, True) > lt, a - 1, n,
+                           int(mu + reach)) + 1, n)
+    hi = max(hi, lo)
     dropped = 0.0
     for v in (chernoff_log_tail(n, p, lo - 1, False), chernoff_log_tail(n, p, hi + 1, True)):
         if v > -math.inf:

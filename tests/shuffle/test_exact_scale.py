@@ -269,3 +269,24 @@ def test_windowed_component_at_1e8_matches_the_full_transform(monkeypatch):
 
     d = [DominatingPair.from_roc(*_pairs.roc_upper_both(*c[:4])).delta(8.5e-5) for c in (win, full)]
     assert d[1] * (1 - 1e-3) <= d[0] <= d[1] and d[0] > 1e-7
+
+
+@pytest.mark.parametrize("seed", range(3), ids=lambda s: f"seed{s}")
+def test_gallop_finds_the_bisection_answer(seed):
+    """``_largest_true`` (gallop from a guess, then bisect) against a scan, for monotone predicates, every guess
+    inside, below and above the range; the windows it sets keep their Chernoff guarantee (checked at the ends)."""
+    from chainamp.shuffle._binomial import _largest_true, binomial_window, chernoff_log_tail
+
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        a = int(rng.integers(-5, 50))
+        b = a + int(rng.integers(0, 300))
+        cut = int(rng.integers(a, b + 2))  # pred true below cut
+        expect = max(a, min(b, cut - 1))
+        for g in (a - 7, a, (a + b) // 2, cut, b, b + 9, int(rng.integers(a - 3, b + 4))):
+            assert _largest_true(lambda k: k < cut, a, b, g) == expect
+    for n, p in [(10**8, 0.6224593312018546), (12345, 0.01), (7, 0.5), (10**6, 1e-7)]:
+        lo, w, dropped = binomial_window(n, p)
+        lt = math.log(1e-40 / 2)
+        assert chernoff_log_tail(n, p, lo - 1, False) <= lt and chernoff_log_tail(n, p, lo + w.size, True) <= lt
+        assert lo == 0 or chernoff_log_tail(n, p, lo, False) > lt  # the largest such lo (a tight window)
