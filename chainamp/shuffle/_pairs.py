@@ -275,6 +275,8 @@ def _merge_source(hs, hb, s, b, n1):  # pragma: no cover - compiled by numba
                 else:
                     ref = (hb[j + 1] - hb[j]) / (hs[j + 1] - hs[j]) * (x - hs[j]) + hb[j]
                 keep[i] = b[i] > ref - 1e-13 * max(ref, 1e-300) - 1e-300
+        if not keep.any():  # nothing above the chain: the hull is unchanged
+            return hs.copy(), hb.copy()
     total = H + m
     ms = np.empty(total)
     mb = np.empty(total)

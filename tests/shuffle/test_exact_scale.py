@@ -204,7 +204,7 @@ def test_sum_chernoff_rounding_margin_at_1e8_against_mpmath():
 def _window_case(tail):
     from chainamp.shuffle import _binomial
 
-    parts = [(60, 0.3), (90, 0.6), (40, 0.5)]
+    parts = [(30, 0.3), (45, 0.6), (24, 0.5)]
     wins = [_binomial.binomial_window(n, p, 1e-6) for n, p in parts]
     lo = sum(w[0] for w in wins)
     res = exact._fft_conv3_window(*(w[1] for w in wins), parts, lo, tail)
