@@ -32,7 +32,9 @@ maximum over EVERY m, built from two facts proved here.
   added to its dropped mass. An interval costs about ``L (p - 1/2) / (N p)`` of the noise variance, so the
   bound is tight only for short intervals near the worst datasets and for intervals where the exact profile is
   well below the worst (it decreases slowly as m moves towards ``N/2`` at large N).
-* *Refinement (best first).* The first ``min_exact`` datasets are exact and geometric intervals cover the rest.
+* *Refinement (best first).* The first ``min_exact`` datasets are exact and geometric intervals cover the rest
+  (at large N none wider than ``MAX_SPAN N``: the profile barely depends on the dataset there, so a wider one
+  would only be split later).
   With a target delta, ``eps*`` is the largest epsilon at that delta among the exact datasets so far (a lower
   bound of the truth); an interval whose float hockey-stick at ``eps* (1 + tolerance)`` exceeds the target is
   queued, and the queued interval with the largest value is split (in four, or into single datasets when
@@ -53,8 +55,10 @@ dataset below it); it shares this module's convolutions and pairs.
 Numerics: binomials on their effective support with Chernoff bounds of the dropped mass
 (:mod:`._binomial`), which is added to delta as mass at infinite privacy loss; direct convolutions (every
 entry a sum of non-negative products, relative error ``len * u``), and for the largest interval components an
-FFT with an absolute error bound per entry (:func:`_fft_conv`); all errors widen the pair outward (P up, Q
-down). Z is a sum of independent Bernoulli counts, hence log-concave, so the likelihood ratio of each exact
+FFT with an absolute error bound per entry (:func:`_fft_conv`), circular on a window around the count's mean
+when that is shorter (:func:`_fft_conv3_window`: the wrapped terms and the mass outside bounded by a Chernoff
+bound of the sum of binomials); all errors widen the pair outward (P up, Q down). The ROC points of both orders
+and their merge into the hull are compiled passes (:mod:`._pairs`); queued intervals keep their count law. Z is a sum of independent Bernoulli counts, hence log-concave, so the likelihood ratio of each exact
 component is monotone in s and its optimal tests are prefixes (no sorting, no tie band).
 """
 
@@ -353,8 +357,8 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     Every dataset m (number of ones among the others, up to ``N/2`` by mirror symmetry) is covered by a
     component: the exact pair of dataset m, or the revealed pair of an interval ``[m1, m2]`` of datasets (sound
     for each of them at every epsilon; module docstring). With at most ``max_exact_all`` datasets each is
-    computed exactly. Otherwise the first ``min_exact`` are, intervals growing geometrically (``growth``) cover
-    the rest, and with ``target_delta`` (the API always passes one) they are refined best first until each
+    computed exactly. Otherwise the first ``min_exact`` are, intervals growing geometrically (``growth``, at most
+    ``MAX_SPAN N`` wide beyond 4096) cover the rest, and with ``target_delta`` (the API always passes one) they are refined best first until each
     one's bound at ``eps* (1 + tolerance)`` is at most the target or ``budget`` (outcomes computed, about
     0.4 s) is spent. ``coin_tail`` is the probability ``tau`` an interval's coin count may fall below the
     count it is credited with (added to its delta at every epsilon).
