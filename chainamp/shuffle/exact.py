@@ -37,8 +37,8 @@ maximum over EVERY m, built from two facts proved here.
   would only be split later).
   With a target delta, ``eps*`` is the largest epsilon at that delta among the exact datasets so far (a lower
   bound of the truth); an interval whose float hockey-stick at ``eps* (1 + tolerance)`` exceeds the target is
-  queued, and the queued interval with the largest value is split (in four, or into single datasets when
-  short) until none is left or the work budget is spent; what is left is kept unsplit. Splitting only decides
+  queued, and the queued interval with the largest value is split (in four, in halves when wide, or into
+  single datasets when short) until none is left or the work budget is spent; what is left is kept unsplit. Splitting only decides
   where work is spent: every component kept is a sound bound for its datasets, so the certificate is sound
   whatever the heuristic; within the budget the certified epsilon at the target is within ``1 + tolerance``
   of the exact worst case (plus rounding), and past it the report's ``lower`` shows the gap.
@@ -87,16 +87,19 @@ MIN_EXACT = 4
 EXACT_TOLERANCE = 1e-7
 #: an interval's middle users are credited with at least the coins they draw except with this probability
 COIN_TAIL = 1e-20
-#: a queued interval is split into this many parts (single datasets when it holds at most 8)
+#: a queued interval is split into this many parts (single datasets when it holds at most 8; in halves when it holds
+#: more than SPLIT_HALVES: wide intervals at large n are seldom split down to single datasets, and halving every
+#: widest one costs half as much as quartering it)
 SPLIT = 4
+SPLIT_HALVES = 100_000
 #: the window tail of the k-RR lower profile's binomials (mass left out only lowers a lower bound)
 LOWER_TAIL = 1e-15
 #: the work (outcomes of all components computed; the cost per outcome is about flat, 40-100 ns on this machine
 #: from n = 1e6 to 1e8) spent splitting intervals; past it, the intervals left are kept unsplit (sound, looser).
 #: About 0.4 s on this machine
 EXACT_WORK_BUDGET = 6e6
-#: the fixed cost of a component in outcomes (windows, bisections, calls: about 0.3 ms)
-COMPONENT_OVERHEAD = 5000
+#: the fixed cost of a component in outcomes (windows, bisections, calls: about 0.15 ms)
+COMPONENT_OVERHEAD = 2500
 #: queued intervals keep their arrays (instead of being recomputed when the budget leaves them unsplit) up to this
 #: many outcomes in all (8 bytes each: the count law)
 KEEP_QUEUED = 3_000_000
@@ -451,7 +454,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
                 state["kept"] -= _kept[0].size
             del _kept
             L = m2 - m1 + 1
-            step = 1 if L <= 8 else -(-L // SPLIT)
+            step = 1 if L <= 8 else -(-L // (2 if L > SPLIT_HALVES else SPLIT))
             for a in range(m1, m2 + 1, step):
                 visit(a, min(a + step - 1, m2))
         for _, m1, m2, kept in sorted(pending, key=lambda t: t[1]):  # the budget is spent: kept unsplit (sound)
