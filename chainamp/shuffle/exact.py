@@ -187,8 +187,10 @@ def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray, size: int | None = N
     return np.maximum(r, 0.0), math.nextafter(eta, math.inf)
 
 
-#: the mass of an interval component's count law left outside the window of a shorter (circular) FFT
-CONV_TAIL = 1e-30
+#: the mass of an interval component's count law left outside the window of a shorter (circular) FFT, and the
+#: mass each of its binomial windows may leave out (both far below the coin tail its delta already carries)
+CONV_TAIL = 1e-20
+INTERVAL_TAIL = 1e-21
 
 
 def _fft_conv3_window(a: np.ndarray, b: np.ndarray, c: np.ndarray, parts: list, lo: int,
@@ -275,6 +277,8 @@ def _component_law(N: int, m1: int, m2: int, p: float, q: float, tail: float, co
     widened outward first), and the exact ratio ``P/Q`` is non-increasing along them (Z is log-concave). When
     both convolutions are large, the three windows are convolved by one FFT product (:func:`_fft_conv3`)."""
     c, tau = _coin_floor(m2 - m1, 2.0 * q, coin_tail) if m2 > m1 else (0, 0.0)
+    if m2 > m1:  # an interval's delta already carries tau: windows that leave out far less cost nothing
+        tail = max(tail, INTERVAL_TAIL)
     lo_a, a, da = binomial_window(m1, p, tail)
     lo_b, b, db = binomial_window(N - m2, q, tail)
     rel = pmf_rtol(m1, p) + pmf_rtol(N - m2, q) + 8 * _U
