@@ -428,7 +428,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
             P, Q = user_pair_widened(z, p, q, eta)
             if m1 == m2:
                 exact_ms.append(m1)
-                lo.add(*_lower_points((*_user_pair(z, p, q), eta), rel, dropped))
+                lo.add_runs(*_lower_points((*_user_pair(z, p, q), eta), rel, dropped), z.size + 2)  # two runs
                 if target_delta is not None:
                     state["eps"] = max(state["eps"], _epsilon_of(P, Q, target_delta, eps_hi))
             elif target_delta is not None and not final:

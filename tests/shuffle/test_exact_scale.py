@@ -293,3 +293,22 @@ def test_gallop_finds_the_bisection_answer(seed):
         lt = math.log(1e-40 / 2)
         assert chernoff_log_tail(n, p, lo - 1, False) <= lt and chernoff_log_tail(n, p, lo + w.size, True) <= lt
         assert lo == 0 or chernoff_log_tail(n, p, lo, False) > lt  # the largest such lo (a tight window)
+
+
+@pytest.mark.parametrize("fft", [False, True], ids=["direct", "fft"])
+def test_lower_points_are_two_sorted_runs(monkeypatch, fft):
+    """The lower's points of an exact dataset are two runs sorted by s (each order's prefixes), so the merge keeps
+    what ``add`` keeps."""
+    if fft:
+        monkeypatch.setattr(exact, "FFT_MIN_WORK", 0.0)
+    N, p = 3000, math.exp(2.0) / (1 + math.exp(2.0))
+    a, c = _pairs.HullAccumulator(), _pairs.HullAccumulator()
+    for m in (0, 1, 7):
+        z, rel, dropped, eta = exact._component_law(N, m, m, p, 1 - p, 1e-40)
+        assert (eta > 0) == fft
+        s, b = exact._lower_points((*exact._user_pair(z, p, 1 - p), eta), rel, dropped)
+        n1 = z.size + 2
+        assert np.all(np.diff(s[:n1]) >= 0) and np.all(np.diff(s[n1:]) >= 0)
+        a.add(s, b)
+        c.add_runs(s, b, n1)
+        assert np.array_equal(a.s, c.s) and np.array_equal(a.b, c.b)
