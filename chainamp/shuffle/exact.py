@@ -38,10 +38,10 @@ maximum over EVERY m, built from two facts proved here.
   With a target delta, ``eps*`` is the largest epsilon at that delta among the exact datasets so far (a lower
   bound of the truth); an interval whose float hockey-stick at ``eps* (1 + tolerance)`` exceeds the target is
   queued, and the queued interval with the largest value is split (in four, in halves when wide, or into
-  single datasets when short) until none is left or the work budget is spent; what is left is kept unsplit. Splitting only decides
-  where work is spent: every component kept is a sound bound for its datasets, so the certificate is sound
-  whatever the heuristic; within the budget the certified epsilon at the target is within ``1 + tolerance``
-  of the exact worst case (plus rounding), and past it the report's ``lower`` shows the gap.
+  single datasets when short) until none is left or the work budget is spent; what is left is kept unsplit.
+  Splitting only decides where work is spent: every component kept is a sound bound for its datasets, so the
+  certificate is sound whatever the heuristic; within the budget the certified epsilon at the target is within
+  ``1 + tolerance`` of the exact worst case (plus rounding), and past it the report's ``lower`` shows the gap.
 
 The certified pair is the ROC hull of all components in both orders (:meth:`DominatingPair.from_roc`), so
 its curve is at least every component's at every eps: a finite dominating pair that ``compose`` takes.
@@ -58,7 +58,8 @@ entry a sum of non-negative products, relative error ``len * u``), and for the l
 FFT with an absolute error bound per entry (:func:`_fft_conv`), circular on a window around the count's mean
 when that is shorter (:func:`_fft_conv3_window`: the wrapped terms and the mass outside bounded by a Chernoff
 bound of the sum of binomials); all errors widen the pair outward (P up, Q down). The ROC points of both orders
-and their merge into the hull are compiled passes (:mod:`._pairs`); queued intervals keep their count law. Z is a sum of independent Bernoulli counts, hence log-concave, so the likelihood ratio of each exact
+and their merge into the hull are compiled passes (:mod:`._pairs`); queued intervals keep their count law. Z is a
+sum of independent Bernoulli counts, hence log-concave, so the likelihood ratio of each exact
 component is monotone in s and its optimal tests are prefixes (no sorting, no tie band).
 """
 
@@ -96,8 +97,8 @@ SPLIT_HALVES = 100_000
 LOWER_TAIL = 1e-15
 #: the work (outcomes of all components computed; the cost per outcome is about flat, 40-100 ns on this machine
 #: from n = 1e6 to 1e8) spent splitting intervals; past it, the intervals left are kept unsplit (sound, looser).
-#: About 0.4 s on this machine
-EXACT_WORK_BUDGET = 6e6
+#: About 0.3-0.4 s of CPU on this machine (measured at load 3.5)
+EXACT_WORK_BUDGET = 5e6
 #: the fixed cost of a component in outcomes (windows, bisections, calls: about 0.15 ms)
 COMPONENT_OVERHEAD = 2500
 #: queued intervals keep their arrays (instead of being recomputed when the budget leaves them unsplit) up to this
@@ -365,10 +366,10 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     component: the exact pair of dataset m, or the revealed pair of an interval ``[m1, m2]`` of datasets (sound
     for each of them at every epsilon; module docstring). With at most ``max_exact_all`` datasets each is
     computed exactly. Otherwise the first ``min_exact`` are, intervals growing geometrically (``growth``, at most
-    ``MAX_SPAN N`` wide beyond 4096) cover the rest, and with ``target_delta`` (the API always passes one) they are refined best first until each
-    one's bound at ``eps* (1 + tolerance)`` is at most the target or ``budget`` (outcomes computed, about
-    0.4 s) is spent. ``coin_tail`` is the probability ``tau`` an interval's coin count may fall below the
-    count it is credited with (added to its delta at every epsilon).
+    ``MAX_SPAN N`` wide beyond 4096) cover the rest, and with ``target_delta`` (the API always passes one) they
+    are refined best first until each one's bound at ``eps* (1 + tolerance)`` is at most the target or
+    ``budget`` (outcomes computed, about 0.35 s) is spent. ``coin_tail`` is the probability ``tau`` an
+    interval's coin count may fall below the count it is credited with (added to its delta at every epsilon).
 
     Within the budget the certified epsilon at the target is within ``1 + tolerance`` of the exact worst case
     (plus rounding); past it the result stays sound and ``lower`` (the exact datasets) shows the gap.
