@@ -67,6 +67,121 @@ def roc_upper(P: np.ndarray, Q: np.ndarray, rel: float, tau: float,
     return s, b
 
 
+def _roc_both_source(P, Q, shrink, grow, tau, first):  # pragma: no cover - compiled by numba
+    """The points of :func:`roc_upper` (``monotone``) for ``(P, Q)`` and for ``(Q, P)`` (reversed arrays) in one pass,
+    with the outward roundings of :func:`roc_upper_both` (no ``nextafter``: the margins are in ``shrink``, ``grow``
+    and ``tau``)."""
+    n = P.size
+    s = np.empty(2 * n + 2)
+    b = np.empty(2 * n + 2)
+    for order in range(2):
+        base = order * (n + 1)
+        s[base] = 0.0
+        b[base] = first
+        cp = 0.0
+        cq = 0.0
+        for k in range(n):
+            if order == 0:
+                cp += P[k]
+                cq += Q[k]
+            else:
+                cp += Q[n - 1 - k]
+                cq += P[n - 1 - k]
+            x = cq * shrink
+            s[base + k + 1] = x if x >= 2.2250738585072014e-308 else 0.0  # a subnormal product: 0 (s down is safe)
+            y = cp * grow + tau + 1e-320  # 1e-320 covers the absolute rounding of a subnormal product or sum
+            b[base + k + 1] = y if y < 1.0 else 1.0
+    return s, b
+
+
+def _user_pair_source(z, p, q, eta):  # pragma: no cover - compiled by numba
+    """``P(s) = p z(s) + q z(s - 1)``, ``Q(s) = q z(s) + p z(s - 1)`` and, when ``eta > 0``, P raised and Q lowered by
+    ``eta`` with the roundings of :func:`user_pair_widened`."""
+    n = z.size + 1
+    P = np.empty(n)
+    Q = np.empty(n)
+    prev = 0.0
+    for i in range(n):
+        cur = z[i] if i < n - 1 else 0.0
+        x = p * cur + q * prev
+        y = q * cur + p * prev
+        if eta > 0.0:
+            x = (x + eta) * (1.0 + 4.0 * 1.1102230246251565e-16) + 1e-320
+            y = y - eta
+            y = y * (1.0 - 4.0 * 1.1102230246251565e-16) if y > 0.0 else 0.0
+        P[i] = x
+        Q[i] = y
+        prev = cur
+    return P, Q
+
+
+def user_pair_widened(z: np.ndarray, p: float, q: float, eta: float) -> tuple[np.ndarray, np.ndarray]:
+    """One user's bit added to a count law ``z`` (keep probability p, ``q = 1 - p``), both orders' outcome masses
+    ``P(s) = p z(s) + q z(s - 1)``, ``Q(s) = q z(s) + p z(s - 1)`` (each within ``3u`` relative of the exact sums of
+    the computed products), and when the entries of z carry an absolute error ``eta`` (already scaled by the
+    caller for the two coefficients), P raised and Q lowered by it: ``fl(fl(P + eta)(1 + 4u)) >= (P + eta)(1 - u)^2
+    (1 + 4u) > P + eta`` (plus ``1e-320`` for a subnormal sum), and a positive ``x = fl(Q - eta)`` is at most
+    ``(Q - eta)(1 + u)`` (exact when subnormal), so ``fl(x (1 - 4u)) <= Q - eta``; a non-positive one gives 0.
+
+    >>> P, Q = user_pair_widened(np.array([0.5, 0.5]), 0.75, 0.25, 0.0)
+    >>> P.tolist(), Q.tolist()
+    ([0.375, 0.5, 0.125], [0.125, 0.5, 0.375])
+    """
+    return compiled(_user_pair_source)(np.ascontiguousarray(z, dtype=float), float(p), float(q), float(eta))
+
+
+def _hockey_both_source(P, Q, a):  # pragma: no cover - compiled by numba
+    f = 0.0
+    g = 0.0
+    for i in range(P.size):
+        x = P[i] - a * Q[i]
+        if x > 0.0:
+            f += x
+        y = Q[i] - a * P[i]
+        if y > 0.0:
+            g += y
+    return max(f, g)
+
+
+def hockey_both(P: np.ndarray, Q: np.ndarray, a: float) -> float:
+    """``max`` over both orders of ``sum [P - a Q]_+`` in floats, one compiled pass (a heuristic for deciding where
+    to spend work, not a certificate).
+
+    >>> hockey_both(np.array([0.75, 0.25]), np.array([0.25, 0.75]), 1.0)
+    0.5
+    """
+    return float(compiled(_hockey_both_source)(np.ascontiguousarray(P, dtype=float),
+                                               np.ascontiguousarray(Q, dtype=float), float(a)))
+
+
+def roc_upper_both(P: np.ndarray, Q: np.ndarray, rel: float, tau: float) -> tuple[np.ndarray, np.ndarray]:
+    """``both_orders(roc_upper, P, Q, rel, tau, monotone=True)`` in one compiled pass, each run sorted by s: the
+    ``n + 1`` points of ``(P, Q)`` then those of the reversed ``(Q, P)``; the caller guarantees the EXACT ratio
+    ``P/Q`` is non-increasing along the arrays.
+
+    Rounding (instead of :func:`roc_upper`'s ``nextafter`` after each product, a libm call per point): the
+    required factors are ``S = (1 - rel)(1 - (n + 4) u)`` and ``G = (1 + rel)(1 + (n + 4) u)``. The kernel's float
+    factors carry ``(1 - 4u)(1 - 8u)`` and ``(1 + 4u)(1 + 8u)``: with at most seven roundings (the factor chains
+    and the product), ``fl(cQ shrink) <= cQ S (1 - 4u)(1 - 8u)(1 + u)^7 < cQ S`` for a normal result (a subnormal
+    one is set to 0, which only lowers s), and ``fl(fl(cP grow) + tau') >= (cP G + tau)(1 + 4u)`` with
+    ``tau' = fl(tau (1 + 8u))``; the absolute ``1e-320`` covers subnormal products and sums (at most ``2^-1075``
+    each). Every point is as far out as :func:`roc_upper`'s bound requires (``tests/shuffle`` checks it in
+    Fractions on inputs where the plain products round the wrong way).
+
+    >>> s, b = roc_upper_both(np.array([0.75, 0.25]), np.array([0.25, 0.75]), 0.0, 0.0)
+    >>> bool(b[2] >= 1.0 and s[1] <= 0.25 and s.size == 6)
+    True
+    """
+    P = np.ascontiguousarray(P, dtype=float)
+    Q = np.ascontiguousarray(Q, dtype=float)
+    n = P.size
+    u = UNIT_ROUNDOFF
+    shrink = (1.0 - rel) * (1.0 - (n + 4) * u) * (1.0 - 4 * u) * (1.0 - 8 * u)
+    grow = (1.0 + rel) * (1.0 + (n + 4) * u) * (1.0 + 4 * u) * (1.0 + 8 * u)
+    first = min(float(np.nextafter(tau, np.inf)), 1.0) if tau > 0 else 0.0
+    return compiled(_roc_both_source)(P, Q, shrink, grow, tau * (1.0 + 8 * u), first)
+
+
 def roc_lower(P: np.ndarray, Q: np.ndarray, rel: float, monotone: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """ROC points of actual tests of the exact pair rounded the other way (``P(S)`` down, ``Q(S)`` up): their
     hull's curve lies below ``H_a(P || Q)`` (every prefix is a set S of outcomes)."""
@@ -136,6 +251,95 @@ def _hull_mask():
     return compiled(_hull_source)
 
 
+def _merge_source(hs, hb, s, b, n1):  # pragma: no cover - compiled by numba
+    """:meth:`HullAccumulator.add` for new points in two runs each sorted by s (``[0, n1)`` and ``[n1, len)``): the
+    same filter below the current chain (``np.interp``'s formula), a stable merge by s (hull, run 1, run 2: the
+    order of a stable argsort of their concatenation), the running-maximum filter and the chain of
+    :func:`_hull_source`, in linear time."""
+    H = hs.size
+    m = s.size
+    keep = np.ones(m, np.bool_)
+    if H >= 2:
+        for r in range(2):
+            lo = 0 if r == 0 else n1
+            hi = n1 if r == 0 else m
+            j = -1
+            for i in range(lo, hi):
+                x = s[i]
+                while j + 1 < H and hs[j + 1] <= x:
+                    j += 1
+                if j < 0:
+                    ref = hb[0]
+                elif j == H - 1:
+                    ref = hb[H - 1]
+                else:
+                    ref = (hb[j + 1] - hb[j]) / (hs[j + 1] - hs[j]) * (x - hs[j]) + hb[j]
+                keep[i] = b[i] > ref - 1e-13 * max(ref, 1e-300) - 1e-300
+        if not keep.any():  # nothing above the chain: the hull is unchanged
+            return hs.copy(), hb.copy()
+    total = H + m
+    ms = np.empty(total)
+    mb = np.empty(total)
+    i0 = 0
+    i1 = 0
+    i2 = n1
+    t = 0
+    best = -1.0
+    while True:
+        while i1 < n1 and not keep[i1]:
+            i1 += 1
+        while i2 < m and not keep[i2]:
+            i2 += 1
+        src = -1
+        x = 0.0
+        if i0 < H:
+            src = 0
+            x = hs[i0]
+        if i1 < n1 and (src < 0 or s[i1] < x):
+            src = 1
+            x = s[i1]
+        if i2 < m and (src < 0 or s[i2] < x):
+            src = 2
+            x = s[i2]
+        if src < 0:
+            break
+        if src == 0:
+            y = hb[i0]
+            i0 += 1
+        elif src == 1:
+            y = b[i1]
+            i1 += 1
+        else:
+            y = b[i2]
+            i2 += 1
+        if y > best:
+            ms[t] = x
+            mb[t] = y
+            t += 1
+        if y > best:
+            best = y
+    stack = np.empty(t, np.int64)
+    top = 0
+    for i in range(t):
+        while top >= 2:
+            o = stack[top - 2]
+            a = stack[top - 1]
+            t1 = (ms[a] - ms[o]) * (mb[i] - mb[o])
+            t2 = (mb[a] - mb[o]) * (ms[i] - ms[o])
+            if t1 - t2 > 64.0 * 1.1102230246251565e-16 * (abs(t1) + abs(t2)) + 1e-300:
+                top -= 1
+            else:
+                break
+        stack[top] = i
+        top += 1
+    out_s = np.empty(top)
+    out_b = np.empty(top)
+    for j in range(top):
+        out_s[j] = ms[stack[j]]
+        out_b[j] = mb[stack[j]]
+    return out_s, out_b
+
+
 class HullAccumulator:
     """The upper hull of many components' ROC points, merged one component at a time.
 
@@ -157,6 +361,13 @@ class HullAccumulator:
             s, b = s[keep], b[keep]
         if s.size:
             self.s, self.b = thin(np.concatenate((self.s, s)), np.concatenate((self.b, b)))
+
+    def add_runs(self, s: np.ndarray, b: np.ndarray, n1: int) -> None:
+        """:meth:`add` for points in two runs each sorted by s (``[0, n1)`` and the rest, as
+        :func:`roc_upper_both` returns them): the same points are kept, merged in linear time (compiled)."""
+        s = np.ascontiguousarray(s, dtype=float)
+        b = np.ascontiguousarray(b, dtype=float)
+        self.s, self.b = compiled(_merge_source)(self.s, self.b, s, b, int(n1))
 
     def points(self) -> tuple[np.ndarray, np.ndarray]:
         return self.s, self.b

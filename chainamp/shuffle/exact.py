@@ -32,14 +32,16 @@ maximum over EVERY m, built from two facts proved here.
   added to its dropped mass. An interval costs about ``L (p - 1/2) / (N p)`` of the noise variance, so the
   bound is tight only for short intervals near the worst datasets and for intervals where the exact profile is
   well below the worst (it decreases slowly as m moves towards ``N/2`` at large N).
-* *Refinement (best first).* The first ``min_exact`` datasets are exact and geometric intervals cover the rest.
+* *Refinement (best first).* The first ``min_exact`` datasets are exact and geometric intervals cover the rest
+  (at large N none wider than ``MAX_SPAN N``: the profile barely depends on the dataset there, so a wider one
+  would only be split later).
   With a target delta, ``eps*`` is the largest epsilon at that delta among the exact datasets so far (a lower
   bound of the truth); an interval whose float hockey-stick at ``eps* (1 + tolerance)`` exceeds the target is
-  queued, and the queued interval with the largest value is split (in four, or into single datasets when
-  short) until none is left or the work budget is spent; what is left is kept unsplit. Splitting only decides
-  where work is spent: every component kept is a sound bound for its datasets, so the certificate is sound
-  whatever the heuristic; within the budget the certified epsilon at the target is within ``1 + tolerance``
-  of the exact worst case (plus rounding), and past it the report's ``lower`` shows the gap.
+  queued, and the queued interval with the largest value is split (in four, in halves when wide, or into
+  single datasets when short) until none is left or the work budget is spent; what is left is kept unsplit.
+  Splitting only decides where work is spent: every component kept is a sound bound for its datasets, so the
+  certificate is sound whatever the heuristic; within the budget the certified epsilon at the target is within
+  ``1 + tolerance`` of the exact worst case (plus rounding), and past it the report's ``lower`` shows the gap.
 
 The certified pair is the ROC hull of all components in both orders (:meth:`DominatingPair.from_roc`), so
 its curve is at least every component's at every eps: a finite dominating pair that ``compose`` takes.
@@ -53,8 +55,11 @@ dataset below it); it shares this module's convolutions and pairs.
 Numerics: binomials on their effective support with Chernoff bounds of the dropped mass
 (:mod:`._binomial`), which is added to delta as mass at infinite privacy loss; direct convolutions (every
 entry a sum of non-negative products, relative error ``len * u``), and for the largest interval components an
-FFT with an absolute error bound per entry (:func:`_fft_conv`); all errors widen the pair outward (P up, Q
-down). Z is a sum of independent Bernoulli counts, hence log-concave, so the likelihood ratio of each exact
+FFT with an absolute error bound per entry (:func:`_fft_conv`), circular on a window around the count's mean
+when that is shorter (:func:`_fft_conv3_window`: the wrapped terms and the mass outside bounded by a Chernoff
+bound of the sum of binomials); all errors widen the pair outward (P up, Q down). The ROC points of both orders
+and their merge into the hull are compiled passes (:mod:`._pairs`); queued intervals keep their count law. Z is a
+sum of independent Bernoulli counts, hence log-concave, so the likelihood ratio of each exact
 component is monotone in s and its optimal tests are prefixes (no sorting, no tie band).
 """
 
@@ -69,8 +74,9 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
-from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol
-from ._pairs import HullAccumulator, both_orders, roc_lower, roc_upper
+from ._binomial import (PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol,
+                        sum_chernoff_log_tail)
+from ._pairs import HullAccumulator, both_orders, hockey_both, roc_lower, roc_upper_both, user_pair_widened
 
 __all__ = ["ShuffledPairs", "binary_rr_shuffle", "EXACT_TOLERANCE"]
 
@@ -82,15 +88,28 @@ MIN_EXACT = 4
 EXACT_TOLERANCE = 1e-7
 #: an interval's middle users are credited with at least the coins they draw except with this probability
 COIN_TAIL = 1e-20
-#: a queued interval is split into this many parts (single datasets when it holds at most 8)
+#: a queued interval is split into this many parts (single datasets when it holds at most 8; in halves when it holds
+#: more than SPLIT_HALVES: wide intervals at large n are seldom split down to single datasets, and halving every
+#: widest one costs half as much as quartering it)
 SPLIT = 4
+SPLIT_HALVES = 100_000
 #: the window tail of the k-RR lower profile's binomials (mass left out only lowers a lower bound)
 LOWER_TAIL = 1e-15
-#: the work (outcomes of all components computed, weighted by log2(outcomes) / 16) spent splitting intervals; past it, the intervals left are
-#: kept unsplit (sound, looser). About 1 s on this machine at n = 1e8
-EXACT_WORK_BUDGET = 2.4e7
+#: the work (outcomes of all components computed; the cost per outcome is about flat, 40-100 ns on this machine
+#: from n = 1e6 to 1e8) spent splitting intervals; past it, the intervals left are kept unsplit (sound, looser).
+#: About 0.3-0.4 s of CPU on this machine (measured at load 3.5)
+EXACT_WORK_BUDGET = 5e6
+#: the fixed cost of a component in outcomes (windows, bisections, calls: about 0.15 ms)
+COMPONENT_OVERHEAD = 2500
+#: queued intervals keep their arrays (instead of being recomputed when the budget leaves them unsplit) up to this
+#: many outcomes in all (8 bytes each: the count law)
+KEEP_QUEUED = 3_000_000
 #: the first interval after the exact datasets reaches this share of the other users (then geometric growth)
 FIRST_SPAN = 1e-3
+#: no interval of the first cover spans more than this share of the other users (its reveal costs about that share
+#: of the noise variance times ``(p - 1/2) / p``; the profile barely depends on the dataset at large n, so wider
+#: intervals would only be split later)
+MAX_SPAN = 1 / 64
 _U = UNIT_ROUNDOFF
 
 
@@ -139,7 +158,7 @@ def _fft_conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     return np.maximum(c, 0.0), math.nextafter(eta, math.inf)
 
 
-def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, float]:
+def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray, size: int | None = None) -> tuple[np.ndarray, float]:
     """The convolution of three non-negative vectors by one product of real FFTs, and a bound of its absolute
     error in every entry (the model of :func:`_fft_conv`).
 
@@ -157,6 +176,8 @@ def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray,
     """
     L = a.size + b.size + c.size - 2
     n = 1 << max(1, (L - 1).bit_length())
+    if size is not None:  # a circular convolution of this length (a power of two, at least each input's length)
+        n = L = int(size)
     r = np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(b, n) * np.fft.rfft(c, n), n)[:L]
     na, nb, nc = (float(np.sqrt((x * x).sum())) for x in (a, b, c))  # pairwise sums, not a threaded BLAS dot
     sa, sb, sc = float(a.sum()), float(b.sum()), float(c.sum())
@@ -165,6 +186,46 @@ def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray,
     g = (1.0 + eF * math.sqrt(n)) ** 2 * 1.01
     eta = 2.0 * (eF * (na * sb * sc + sa * nb * sc + sa * sb * nc) * g + (2.0 * eF + 12.0 * _U) * nr * 1.01)
     return np.maximum(r, 0.0), math.nextafter(eta, math.inf)
+
+
+#: the mass of an interval component's count law left outside the window of a shorter (circular) FFT, and the
+#: mass each of its binomial windows may leave out (both far below the coin tail its delta already carries)
+CONV_TAIL = 1e-20
+INTERVAL_TAIL = 1e-21
+
+
+def _fft_conv3_window(a: np.ndarray, b: np.ndarray, c: np.ndarray, parts: list, lo: int,
+                      tail: float = CONV_TAIL) -> tuple[np.ndarray, float, float] | None:
+    """``(z, eta, out)``: the law of ``Z = A + B + C`` (windows ``a, b, c`` of the independent binomials ``parts``,
+    the sum's outcome ``lo`` at index 0 of their linear convolution) on the ``n`` outcomes around its mean only,
+    by a circular convolution of length ``n``; None when no power of two below the full length leaves at most
+    ``tail`` of Z's mass outside such a window.
+
+    The sum of the three windows' lengths grows like the sum of their deviations, Z's spread like the root of the
+    sum of their variances, so ``n`` is often half the full length. The computed circular convolution is within
+    :func:`_fft_conv3`'s ``eta`` of the exact circular one (its error model holds at any ``n`` at least each
+    input's length), which is the exact linear one on the window plus, at each entry, terms from outside it
+    (non-negative, at most the linear convolution's mass outside the window, which is at most
+    ``(1 + 4 PMF_RTOL)`` times Z's: the windows' masses are within ``PMF_RTOL`` of Z's factors). So every entry is
+    within ``eta + out`` of the exact one, and ``out`` (a Chernoff bound of Z's mass outside the window,
+    :func:`._binomial.sum_chernoff_log_tail`) is also mass the window leaves out (the caller adds it to the
+    dropped mass)."""
+    L = a.size + b.size + c.size - 2
+    full = 1 << max(1, (L - 1).bit_length())
+    n = 1 << max(1, (max(a.size, b.size, c.size) - 1).bit_length())
+    mu = sum(k * r for k, r in parts)
+    sd = math.sqrt(sum(k * r * (1.0 - r) for k, r in parts))
+    n = max(n, 1 << max(1, int(math.ceil(2.0 * sd * math.sqrt(2.0 * math.log(2.0 / tail)))) - 1).bit_length())
+    while n < full:
+        w0 = min(max(int(round(mu)) - n // 2, lo), lo + L - n)
+        out = sum(math.exp(v) for v in (sum_chernoff_log_tail(parts, w0 - 1, False),
+                                         sum_chernoff_log_tail(parts, w0 + n, True)) if v > -math.inf)
+        out = math.nextafter(out * (1.0 + 4.0 * PMF_RTOL) * (1.0 + 8 * _U), math.inf)
+        if out <= tail:
+            r, eta = _fft_conv3(a, b, c, n)
+            return np.roll(r, -(w0 - lo)), math.nextafter(eta + out, math.inf), out
+        n *= 2
+    return None
 
 
 def _conv_any(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -207,25 +268,34 @@ def _coin_floor(L: int, gamma: float, tail: float) -> tuple[int, float]:
     return a, math.nextafter(tau, math.inf)
 
 
-def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
-    """``(P, Q, rel, dropped)`` covering the datasets ``m1..m2`` of the others (module docstring): exactly dataset
+def _component_law(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
+    """``(z, rel, dropped, eta)``: the law of the others' count behind the pair ``(P, Q)`` covering the datasets
+    ``m1..m2`` of the others (module docstring), with the pair's relative error ``rel`` and the absolute error
+    ``eta`` of each of its entries (:func:`._pairs.user_pair_widened` widens by it): exactly dataset
     m1 when ``m1 == m2``; otherwise ``Z = Bin(m1, p) + Bin(N - m2, q) + Bin(c, 1/2)``, the ``L = m2 - m1`` middle
     users' blanket draws revealed and at least ``c`` of them coins except with probability ``tau`` (added to
     ``dropped``). ``P, Q`` bound the exact arrays up to the relative error ``rel`` (absolute FFT errors are
     widened outward first), and the exact ratio ``P/Q`` is non-increasing along them (Z is log-concave). When
     both convolutions are large, the three windows are convolved by one FFT product (:func:`_fft_conv3`)."""
     c, tau = _coin_floor(m2 - m1, 2.0 * q, coin_tail) if m2 > m1 else (0, 0.0)
-    _, a, da = binomial_window(m1, p, tail)
-    _, b, db = binomial_window(N - m2, q, tail)
+    if m2 > m1:  # an interval's delta already carries tau: windows that leave out far less cost nothing
+        tail = max(tail, INTERVAL_TAIL)
+    lo_a, a, da = binomial_window(m1, p, tail)
+    lo_b, b, db = binomial_window(N - m2, q, tail)
     rel = pmf_rtol(m1, p) + pmf_rtol(N - m2, q) + 8 * _U
     dropped = da + db
     coin = None
     if c:
-        _, coin, dc = binomial_window(c, 0.5, tail)
+        lo_c, coin, dc = binomial_window(c, 0.5, tail)
         rel += pmf_rtol(c, 0.5)
         dropped += dc + tau
     if coin is not None and min(float(a.size) * b.size, float(a.size + b.size) * coin.size) > FFT_MIN_WORK:
-        z, eta = _fft_conv3(a, b, coin)
+        win = _fft_conv3_window(a, b, coin, [(m1, p), (N - m2, q), (c, 0.5)], lo_a + lo_b + lo_c)
+        if win is None:
+            z, eta = _fft_conv3(a, b, coin)
+        else:
+            z, eta, out = win
+            dropped += out
     else:
         z, r, eta = _conv_any(a, b)
         rel += r
@@ -233,9 +303,19 @@ def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_t
             z, r, e2 = _conv_any(z, coin)
             rel += r
             eta = eta * (1.0 + rel) + e2  # a convolution with a probability vector keeps a sup-norm error
-    Pc, Qc = _user_pair(z, p, q)
-    P, Q = _widen(Pc, Qc, eta * (1.0 + 4 * _U))
-    return P, Q, rel + 4 * _U, dropped, (Pc, Qc, eta * (1.0 + 4 * _U))
+    return z, rel + 4 * _U, dropped, eta * (1.0 + 4 * _U)
+
+
+def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
+    """``(P, Q, rel, dropped, raw)`` covering the datasets ``m1..m2`` (:func:`_component_law`): the pair widened by
+    the law's absolute error, and for an exact dataset (``m1 == m2``) ``raw = (Pc, Qc, eta)``, the unwidened pair."""
+    z, rel, dropped, eta = _component_law(N, m1, m2, p, q, tail, coin_tail)
+    P, Q = user_pair_widened(z, p, q, eta)
+    raw = None
+    if m1 == m2:  # the exact datasets' lower points read the unwidened masses
+        Pc, Qc = _user_pair(z, p, q)
+        raw = (Pc, Qc, eta)
+    return P, Q, rel, dropped, raw
 
 
 def _lower_points(raw: tuple, rel: float, dropped: float) -> tuple[np.ndarray, np.ndarray]:
@@ -255,11 +335,6 @@ def _lower_points(raw: tuple, rel: float, dropped: float) -> tuple[np.ndarray, n
     if dropped > 0.0:
         s = np.minimum(np.nextafter(s + dropped * (1.0 + 4 * _U), np.inf), 1.0)
     return s, b
-
-
-def _hockey(P: np.ndarray, Q: np.ndarray, a: float) -> float:
-    """``max`` over both orders of ``sum [P - a Q]_+`` in floats (a splitting heuristic, not a certificate)."""
-    return max(float(np.maximum(P - a * Q, 0.0).sum()), float(np.maximum(Q - a * P, 0.0).sum()))
 
 
 def _epsilon_of(P: np.ndarray, Q: np.ndarray, delta: float, hi: float) -> float:
@@ -290,11 +365,11 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     Every dataset m (number of ones among the others, up to ``N/2`` by mirror symmetry) is covered by a
     component: the exact pair of dataset m, or the revealed pair of an interval ``[m1, m2]`` of datasets (sound
     for each of them at every epsilon; module docstring). With at most ``max_exact_all`` datasets each is
-    computed exactly. Otherwise the first ``min_exact`` are, intervals growing geometrically (``growth``) cover
-    the rest, and with ``target_delta`` (the API always passes one) they are refined best first until each
-    one's bound at ``eps* (1 + tolerance)`` is at most the target or ``budget`` (outcomes computed, about 1 s
-    at n = 1e8) is spent. ``coin_tail`` is the probability ``tau`` an interval's coin count may fall below the
-    count it is credited with (added to its delta at every epsilon).
+    computed exactly. Otherwise the first ``min_exact`` are, intervals growing geometrically (``growth``, at most
+    ``MAX_SPAN N`` wide beyond 4096) cover the rest, and with ``target_delta`` (the API always passes one) they
+    are refined best first until each one's bound at ``eps* (1 + tolerance)`` is at most the target or
+    ``budget`` (outcomes computed, about 0.35 s) is spent. ``coin_tail`` is the probability ``tau`` an
+    interval's coin count may fall below the count it is credited with (added to its delta at every epsilon).
 
     Within the budget the certified epsilon at the target is within ``1 + tolerance`` of the exact worst case
     (plus rounding); past it the result stays sound and ``lower`` (the exact datasets) shows the gap.
@@ -317,7 +392,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     intervals: list[tuple[int, int]] = []
     pending: list[tuple[float, int, int]] = []  # a heap of intervals to split, the largest bound first
     eps_hi = math.log(p / q)
-    state = {"eps": 0.0, "work": 0}
+    state = {"eps": 0.0, "work": 0.0, "count": 0, "kept": 0, "iwork": 0.0, "icount": 0}
     if half + 1 <= max_exact_all:
         first = [(m, m) for m in range(half + 1)]
     else:
@@ -327,45 +402,69 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
         if lead > start:  # one interval up to FIRST_SPAN * N (its reveal costs about that share of the noise)
             first.append((start, min(lead, half)))
             start = min(lead, half) + 1
+        cap = max(4096, int(N * MAX_SPAN))  # (only large n: the profile barely depends on the dataset there)
         while start <= half:
-            end = min(start + max(1, int(start * (growth - 1.0))) - 1, half)
+            end = min(start + min(max(1, int(start * (growth - 1.0))), cap) - 1, half)
             first.append((start, end))
             start = end + 1
 
     with progress_bar(half + 1, "shuffle exact", unit="dataset", progress=progress) as bar:
 
         def accept(P, Q, rel, dropped, m1, m2):
-            s, b = both_orders(roc_upper, P, Q, rel, dropped, monotone=True)
-            up.add(s, b)
+            s, b = roc_upper_both(P, Q, rel, dropped)
+            up.add_runs(s, b, P.size + 1)
             bar.update(m2 - m1 + 1)
 
-        def visit(m1: int, m2: int, final: bool = False) -> None:
-            P, Q, rel, dropped, raw = _component(N, m1, m2, p, q, tail, coin_tail)
-            state["work"] += P.size * max(1.0, P.size / 16384.0) ** 0.75  # long arrays cost more per outcome
+        def visit(m1: int, m2: int, final: bool = False, kept: tuple | None = None) -> None:
+            if kept is not None:  # its law was computed when it was queued
+                z, rel, dropped, eta = kept
+                state["kept"] -= z.size
+            else:
+                z, rel, dropped, eta = _component_law(N, m1, m2, p, q, tail, coin_tail)
+                state["work"] += z.size + COMPONENT_OVERHEAD
+                state["count"] += 1
+                if m1 != m2:
+                    state["iwork"] += z.size + COMPONENT_OVERHEAD
+                    state["icount"] += 1
+            P, Q = user_pair_widened(z, p, q, eta)
             if m1 == m2:
                 exact_ms.append(m1)
-                lo.add(*_lower_points(raw, rel, dropped))
+                lo.add_runs(*_lower_points((*_user_pair(z, p, q), eta), rel, dropped), z.size + 2)  # two runs
                 if target_delta is not None:
                     state["eps"] = max(state["eps"], _epsilon_of(P, Q, target_delta, eps_hi))
             elif target_delta is not None and not final:
-                h = _hockey(P, Q, math.exp(state["eps"] * (1.0 + tolerance))) * (1.0 + 1e-9) + dropped
+                h = hockey_both(P, Q, math.exp(state["eps"] * (1.0 + tolerance))) * (1.0 + 1e-9) + dropped
                 if h > target_delta:
-                    heapq.heappush(pending, (-h, m1, m2))
+                    keep = state["kept"] + z.size <= KEEP_QUEUED
+                    if keep:
+                        state["kept"] += z.size
+                    heapq.heappush(pending, (-h, m1, m2, (z, rel, dropped, eta) if keep else None))
                     return
             if m1 != m2:
                 intervals.append((m1, m2))
             accept(P, Q, rel, dropped, m1, m2)
 
-        for m1, m2 in first:
-            visit(m1, m2)
-        while pending and state["work"] + len(pending) * state["work"] / max(len(exact_ms) + len(intervals), 1) < budget:
-            _, m1, m2 = heapq.heappop(pending)
+        def left() -> float:  # the work still needed to finish the queue: its components not kept are recomputed
+            return sum(1 for t in pending if t[3] is None) * state["work"] / max(state["count"], 1)
+
+        for i, (m1, m2) in enumerate(first):
+            # an interval of a first cover that by itself leaves no budget to split is final at once (not queued)
+            full = state["icount"] > 0 and m1 != m2 and (
+                state["work"] + (len(first) - i) * state["iwork"] / state["icount"]
+                + SPLIT * state["work"] / state["count"] >= budget)
+            visit(m1, m2, final=full)
+        while pending and state["work"] + left() + SPLIT * state["work"] / max(state["count"], 1) < budget:
+            _, m1, m2, _kept = heapq.heappop(pending)
+            if _kept is not None:
+                state["kept"] -= _kept[0].size
+            del _kept
             L = m2 - m1 + 1
-            step = 1 if L <= 8 else -(-L // SPLIT)
+            step = 1 if L <= 8 else -(-L // (2 if L > SPLIT_HALVES else SPLIT))
             for a in range(m1, m2 + 1, step):
                 visit(a, min(a + step - 1, m2))
-        for _, m1, m2 in sorted(pending, key=lambda t: t[1]):  # the budget is spent: kept unsplit (sound)
-            visit(m1, m2, final=True)
+        for _, m1, m2, kept in sorted(pending, key=lambda t: t[1]):  # the budget is spent: kept unsplit (sound)
+            visit(m1, m2, final=True, kept=kept)
+        pending.clear()
     s, b = up.points()
     exact_all = not intervals
     upper = DominatingPair.from_roc(s, b, name=f"binary RR shuffled among {users} users (worst case of the others)",

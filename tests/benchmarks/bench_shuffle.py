@@ -1,6 +1,6 @@
 """Speed and memory of chainamp.amplify_shuffled (issue 19 goals), printed as a table; not part of the test run.
 
-    PYTHONPATH=. python tests/benchmarks/bench_shuffle.py [--quick]
+    PYTHONPATH=. python tests/benchmarks/bench_shuffle.py [--quick | --binary]
 
 Goals: n up to 1e8 users, k up to 1e6 categories, each epsilon_at under 1 s and 300 MB. Each row times
 ``amplify_shuffled(...)`` (the certified profile is built once), then ``report.epsilon_at(1e-7)`` (a new delta), with
@@ -9,6 +9,9 @@ load. Beside it, the
 straightforward alternative: ONE dataset (all others hold 0) evaluated exactly in numpy (scipy's binomial pmf over
 the whole support, ``np.convolve`` with user 1's bit, a 60-step bisection on eps of ``sum(max(P - e^eps Q, 0))``):
 it is not a certificate (it is the lower end of the worst case), and it is what a user would write first.
+
+``--binary``: binary RR only, eps0 = 4, 2, 1, 0.5, 0.25, 0.1 at n = 1e6 and 1e8, with the "auto" call's wall and
+CPU time, the exact method's own CPU time, the gap of the certificate over its lower profile, and the peak memory.
 """
 
 from __future__ import annotations
@@ -50,7 +53,34 @@ def one_dataset_numpy(n: int, eps0: float, delta: float) -> float:
     return hi
 
 
+def binary_sweep() -> None:
+    """Binary RR across eps0 at n = 1e6 and 1e8 (issue 19's scale goal for every eps0)."""
+    from chainamp.shuffle import api
+
+    ca.amplify_shuffled(ca.SymmetricChannel.from_epsilon(2, 1.0), 1000, delta=1e-6, progress=False)  # compile
+    print(f"load: {os.getloadavg()}")
+    print(f"{'n':>10} {'eps0':>5} | {'auto s':>7} {'cpu s':>6} {'exact cpu':>9} {'peak MB':>8} | {'eps@1e-6':>12} "
+          f"{'lower':>12} {'gap':>8} | {'numpy 1 dataset s':>17}")
+    for n in (10**6, 10**8):
+        for eps0 in (4.0, 2.0, 1.0, 0.5, 0.25, 0.1):
+            R = ca.SymmetricChannel.from_epsilon(2, eps0)
+            c0 = time.process_time()
+            t_b, mem, rep = measured(lambda: ca.amplify_shuffled(R, n, delta=1e-6, progress=False))
+            cpu = time.process_time() - c0
+            c0 = time.process_time()
+            api.METHODS["exact"](api.read_randomizer(R), n, target=1e-6, progress=False)
+            cpu_exact = time.process_time() - c0
+            alt = f"{measured(lambda: one_dataset_numpy(n, eps0, 1e-6))[0]:17.2f}" if n <= 10**6 else f"{'-':>17}"
+            low = rep.lower_epsilon
+            print(f"{n:>10} {eps0:>5} | {t_b:7.3f} {cpu:6.3f} {cpu_exact:9.3f} {mem:8.1f} | {rep.epsilon:12.6e} "
+                  f"{low:12.6e} {rep.epsilon / low - 1:8.1e} | {alt}", flush=True)
+    print(f"load: {os.getloadavg()}")
+
+
 def main() -> None:
+    if "--binary" in sys.argv:
+        binary_sweep()
+        return
     quick = "--quick" in sys.argv
     print(f"load: {os.getloadavg()}")
     rows = [(2, 2.0, 10**3), (2, 4.0, 10**4), (2, 4.0, 10**5), (2, 4.0, 10**6)]
