@@ -211,6 +211,12 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
             notes.append("gamma = 0: only operators with equal rows qualify, so the best constant operator is optimal "
                          "(closed form, no LP)")
         elif certify:  # Dobrushin: K_D certified by multipliers on generated pairs, else the LP (module docstring)
+            if form == "auto":  # the full LP's size still bounds what "auto" takes on (minutes to hours past it)
+                check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator",
+                              hint="pass formulation='certify' (it builds only the pairs it needs, but its LPs are "
+                                   "slow past n = 60), or use coefficient='doeblin' (a closed form at any size; a "
+                                   "Doeblin coefficient <= gamma implies a Dobrushin coefficient <= gamma, so that K "
+                                   "is feasible here too, though not always optimal)", memory=False)
             K0, dual, out = _certified(C, g, max_lp_nonzeros, gap_rtol, feas_atol, loud_cuts, bar, notes)
         elif cuts:  # Dobrushin: the LP by constraint generation with HiGHS (design/lp_dobrushin.py)
             def on_round(rounds: int, entries: int, excess: float) -> None:

@@ -156,3 +156,17 @@ def test_refused_before_building_past_the_memory_limit():
     loss, prior, gamma = instance(60, 0)
     with resource_limits(memory="2MB"), pytest.raises(ResourceLimitError, match=r"Dobrushin design: the 1,770 pairs"):
         optimal_mixing_operator(60, gamma, loss=loss, prior=prior, progress=False)
+
+
+def test_auto_keeps_the_full_lp_size_limit():
+    # "auto" refuses what the full LP could not take on (4 x 10 pairs x 5 = 200 nonzeros); "certify" builds pairs only
+    loss, prior, gamma = instance(5, 2)
+    with pytest.raises(InvalidParameterError, match=r"the LP would have 200 constraint nonzeros, above "
+                                                    r"max_lp_nonzeros=199.*formulation='certify'"):
+        optimal_mixing_operator(5, gamma, loss=loss, prior=prior, max_lp_nonzeros=199, progress=False)
+    with pytest.raises(SolverError, match=r"more than max_lp_nonzeros=199 constraint nonzeros after 1 rounds of "
+                                          r"constraint generation on pairs \(205\)"):  # 25 + 4 x 5 x 9 pairs
+        optimal_mixing_operator(5, gamma, loss=loss, prior=prior, max_lp_nonzeros=199, formulation="certify",
+                                progress=False)
+    assert optimal_mixing_operator(5, gamma, loss=loss, prior=prior, max_lp_nonzeros=250, formulation="certify",
+                                   progress=False).solver == SOLVER
