@@ -296,7 +296,9 @@ def solve_pairs(C: np.ndarray, gamma: float, max_nonzeros: int, *, target: float
     n = C.shape[0]
     P = n * (n - 1) // 2
     nK = n * n
-    check_memory(float(P) * 17.0 + 2.0 * PAIR_BLOCK * n * 8.0 + 64.0 * nK,
+    # per pair: the two index arrays of triu_indices here, in pair_excess and in choose_pairs (48 bytes), its excess,
+    # the kept flag and choose_pairs' masks and sort keys (about 32): 80 bytes; a block of row differences; K's tables
+    check_memory(float(P) * 80.0 + 2.0 * PAIR_BLOCK * n * 8.0 + 64.0 * nK,
                  f"Dobrushin design: the {P:,} pairs' excess and bookkeeping", hint="use fewer states")
     inf = highspy.kHighsInf
     h = highspy.Highs()

@@ -138,8 +138,8 @@ def child_certify(n: int) -> None:
     optimal_mixing_operator(3, 0.4, loss=np.random.default_rng(0).random((3, 3)), progress=False)
     secs, r, mb = traced(lambda: optimal_mixing_operator(n, 0.4, loss=loss, prior=prior, max_lp_nonzeros=10**9,
                                                          progress=False), trace_below=10.0)
-    how = "closed form certified" if "is optimal: multipliers" in r.notes[0] else "LP"
-    row(f"mixing dobrushin N = {n}, random loss (auto: {how}, gap {r.gap:.1e})", secs, r, mb)
+    how = "K_D" if "is optimal: multipliers" in r.notes[0] else "LP"
+    row(f"mixing dobrushin N = {n}, random (certify {how}, gap {r.gap:.0e})", secs, r, mb)
 
 
 def mixing_rows(args) -> None:
