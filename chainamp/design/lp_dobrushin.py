@@ -50,9 +50,12 @@ each other's best output, the ones whose multipliers price the most. Every round
 are 0) and stops as soon as it meets ``target``, the loss of a feasible candidate (the Doeblin closed form ``K_D``):
 the candidate is then optimal up to ``rtol``, with that bound as its certificate, and the relaxation need not be
 solved to the end. Otherwise the loop ends when the relaxation's K violates no pair (the LP optimum, as above).
-Measured (one random n = 40 loss and prior, gamma = 0.4, load 2-4): 2 rounds, 217 of 780 pairs, 1.4 s, where
-the entry cuts took 21 rounds and 80 s; n = 60: 3 rounds, 101 s (the relaxation LPs themselves are slow: dual simplex
-on a degenerate LP, tens of thousands of iterations at n = 100), so this is not yet a path to n = 200 in seconds.
+Measured (random losses and Dirichlet priors, gamma = 0.4, load 2-4): n = 40, 1.4-16 s (2 rounds, about 220 of 780
+pairs, on two instances; the full cvxpy LP took 97 s and the entry cuts 91 s on the second, same run); n = 60, 15-101 s;
+n = 100 and 200, no answer in 120 s. The relaxation LPs themselves are slow: the first round at n = 100 (284 pairs,
+28,400 entries) takes HiGHS's dual simplex 34,000 iterations and 27 s, its interior-point method 40 s. So this is not
+yet a path to n = 200 in seconds. Restricting a pair's entries to its rows' cheapest outputs does not help: the
+multipliers of a certificate sit on about a third of the outputs of each pair at n = 12-40.
 
 highspy (HiGHS's Python interface, a dependency of cvxpy >= 1.6) is imported lazily, in this module only.
 """

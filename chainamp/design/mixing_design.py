@@ -30,9 +30,9 @@ shown here to be optimal for Doeblin; for Dobrushin it is only an upper bound.)
 Dobrushin, any loss and prior: the Doeblin optimum certified (``formulation="certify"``, what ``"auto"`` runs). A
 Doeblin coefficient bounds the Dobrushin coefficient from above (``TV(K_x, K_x') <= 1 - sum_y min(K(x, y), K(x', y))
 <= 1 - sum_y min_z K(z, y)``), so ``K_D = gamma D + (1 - gamma) 1 e_{y*}^T`` is feasible here and its loss ``L_D``
-bounds the Dobrushin optimum from above. It is often the optimum (measured: every random loss and prior tried at
-n = 12-60 but about one in six at n = 6-12) but not always (the Fano-plane loss, where rows uniform on the lines have
-pairwise TV 2/3 and loss 0). The certificate is the Lagrangian bound of :func:`chainamp.design.duals.dobrushin_bound`,
+bounds the Dobrushin optimum from above. It is often the optimum (measured on uniform random losses with Dirichlet
+priors, gamma = 0.4: 7 of 8 at n = 6, 5 of 6 at n = 12, 4 of 4 at n = 20, every one tried at n = 40-60) but not
+always (those exceptions; the Fano-plane loss, where rows uniform on the lines have pairwise TV 2/3 and loss 0). The certificate is the Lagrangian bound of :func:`chainamp.design.duals.dobrushin_bound`,
 valid for *any* multipliers ``lambda >= 0`` and so for multipliers on a few pairs only (the others 0): the pairs of the
 LP are generated a few per row and round (:func:`chainamp.design.lp_dobrushin.solve_pairs`), and as soon as the bound,
 recomputed in numpy and rounded down, is within ``design_gap_rtol * L_D`` of ``L_D``, ``K_D`` is returned with that
@@ -115,8 +115,9 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         e_{y*}^T`` of the module docstring, for any loss and prior, in O(n^2) with no LP (n = 200 in milliseconds;
         the LP has 4 n^2 (n - 1) / 2 nonzeros); ``"certify"`` (Dobrushin only; what ``"auto"`` does for Dobrushin
         when highspy can be imported) that closed form certified by multipliers on generated pairs, or the LP's
-        optimum when the certificate falls short (module docstring; HiGHS through highspy, no cvxpy; n = 40 in
-        seconds, n = 60 in about a minute or two); ``"lp"`` the linear program through cvxpy; ``"cuts"``
+        optimum when the certificate falls short (module docstring; HiGHS through highspy, no cvxpy; n = 40-60 in
+        2-100 s depending on the instance, no answer at n = 100-200 within minutes); ``"lp"`` the linear program
+        through cvxpy; ``"cuts"``
         (Dobrushin only) the same LP by constraint generation on its auxiliary entries with HiGHS, warm started
         (:mod:`chainamp.design.lp_dobrushin`; needs highspy, no cvxpy): the same optimum and the same certificates,
         ``max_lp_nonzeros`` capping the rows actually built, not the full LP's (so for ``"certify"``).
