@@ -32,11 +32,12 @@ Doeblin coefficient bounds the Dobrushin coefficient from above (``TV(K_x, K_x')
 <= 1 - sum_y min_z K(z, y)``), so ``K_D = gamma D + (1 - gamma) 1 e_{y*}^T`` is feasible here and its loss ``L_D``
 bounds the Dobrushin optimum from above. It is often the optimum (measured on uniform random losses with Dirichlet
 priors, gamma = 0.4: 7 of 8 at n = 6, 5 of 6 at n = 12, 4 of 4 at n = 20, every one tried at n = 40-60) but not
-always (those exceptions; the Fano-plane loss, where rows uniform on the lines have pairwise TV 2/3 and loss 0). The certificate is the Lagrangian bound of :func:`chainamp.design.duals.dobrushin_bound`,
-valid for *any* multipliers ``lambda >= 0`` and so for multipliers on a few pairs only (the others 0): the pairs of the
-LP are generated a few per row and round (:func:`chainamp.design.lp_dobrushin.solve_pairs`), and as soon as the bound,
-recomputed in numpy and rounded down, is within ``design_gap_rtol * L_D`` of ``L_D``, ``K_D`` is returned with that
-bound (optimal up to the reported gap). When it is not (the Fano loss), the generation goes on until the relaxation's K
+always (those exceptions; the Fano-plane loss, where rows uniform on the lines have pairwise TV 2/3 and loss 0). The
+certificate is the Lagrangian bound of :func:`chainamp.design.duals.dobrushin_bound`, valid for *any* multipliers
+``lambda >= 0`` and so for multipliers on a few pairs only (the others 0): the pairs of the LP are generated a few per
+row and round (:func:`chainamp.design.lp_dobrushin.solve_pairs`), and as soon as the bound, recomputed in numpy and
+rounded down, is within ``design_gap_rtol * L_D`` of ``L_D``, ``K_D`` is returned with that bound (optimal up to the
+reported gap). When it is not (the Fano loss), the generation goes on until the relaxation's K
 violates no pair; that K is then the LP's optimum and is returned if it beats ``K_D`` (it is repaired and certified
 like every LP solution).
 """
@@ -291,10 +292,10 @@ def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas
                                    on_round=on_round)
     total = n * (n - 1) // 2
     if out.certified:
-        notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is at "
-                     f"most its Doeblin coefficient) is optimal: multipliers on {out.pairs.shape[0]:,} of {total:,} pairs "
-                     f"({out.rounds} rounds of pair generation, HiGHS) certify that no K loses less than its loss, "
-                     f"within design_gap_rtol = {gap_rtol:g}")
+        notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is "
+                     f"at most its Doeblin coefficient) is optimal: multipliers on {out.pairs.shape[0]:,} of {total:,} "
+                     f"pairs ({out.rounds} rounds of pair generation, HiGHS) certify that no K loses less than its "
+                     f"loss, within design_gap_rtol = {gap_rtol:g}")
         return K_D, out.bound, out
     K_lp = stochastic(out.K, feas_atol)
     if float(np.sum(C * K_lp)) < target:
