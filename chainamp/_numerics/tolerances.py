@@ -92,6 +92,11 @@ DOMINATING_DELTA_FLOOR = 1e-30
 #: few hundred bytes per nonzero, so 1e7 is a few GB on this kind of machine; measured: a 34-ary RR after
 #: 34-ary RR (1.3e6 nonzeros) takes ~9 s, a 77-ary one (3.5e7) did not finish in 5 minutes.
 DESIGN_MAX_LP_NONZEROS = 10_000_000
+#: design: optimal_mixing_operator (Dobrushin, a loss not invariant under relabelling) returns the Doeblin closed form
+#: as the optimum once a certified lower bound on every K's loss is within this fraction of its loss (the bound and
+#: the gap are reported either way; it decides when to stop solving, never what is certified).
+DESIGN_GAP_RTOL = 1e-7
+__all__.append("DESIGN_GAP_RTOL")
 
 #: Relative error allowed for scipy's binomial pmf and survival function where a shuffled bound trusts
 #: them (chainamp.shuffle): every such value is pushed by this factor toward a larger delta.

@@ -16,8 +16,9 @@ carries a certified lower bound on every K's loss (weak Lagrangian duality, in n
 * :mod:`.lp_compact`: the compact post-processing LP (pure epsilon over all pairs: per-output bounds of the columns
   of M K instead of one constraint per pair), solved by :mod:`.block_ipm` (an interior-point method on its
   per-output blocks, numpy only) or by Clarabel directly.
-* :mod:`.lp_dobrushin`: the Dobrushin mixing LP by constraint generation on its auxiliary entries (HiGHS through
-  highspy, warm started; ``formulation="cuts"``).
+* :mod:`.lp_dobrushin`: the Dobrushin mixing LP by constraint generation (HiGHS through highspy, warm started): on
+  its auxiliary entries (``formulation="cuts"``), or on whole pairs stopping once the multipliers certify the Doeblin
+  closed form (``formulation="certify"``, the default for a loss not invariant under relabelling).
 """
 
 from .result import *  # noqa: F401,F403

@@ -121,14 +121,17 @@ def check_tolerances(lp_feas_atol: Any, design_max_repair: Any) -> tuple[float, 
 
 
 def check_lp_size(nonzeros: int, max_nonzeros: Any, what: str,
-                  hint: str = "restrict the neighbours or the output set") -> None:
-    """Refuse an LP past ``max_nonzeros`` constraint nonzeros before building it (memory and time)."""
+                  hint: str = "restrict the neighbours or the output set", memory: bool = True) -> None:
+    """Refuse an LP past ``max_nonzeros`` constraint nonzeros before building it (memory and time; ``memory=False``:
+    the count only, for a route that builds a part of that LP and checks its own memory)."""
     limit = check_int(max_nonzeros, "max_lp_nonzeros", minimum=1)
     if nonzeros > limit:
         raise InvalidParameterError(
             f"{what}: the LP would have {nonzeros:,} constraint nonzeros, above max_lp_nonzeros={limit:,} "
             f"(about a few hundred bytes each in the solver, and minutes to hours of solving); pass a larger "
             f"max_lp_nonzeros= to go past it, or {hint}")
+    if not memory:
+        return
     check_memory(LP_BYTES_PER_NONZERO * nonzeros, f"{what}: the LP with {nonzeros:,} constraint nonzeros (cvxpy's "
                  "canonical form and the solver's copy)", hint=hint)
 

@@ -14,7 +14,11 @@ Plain script: ``python tests/benchmarks/bench_design.py``. Each row times one de
 * ``optimal_mixing_operator(N, 0.4)`` with a random loss and prior (not invariant under relabelling): Doeblin in
   closed form at N = 40, 200 beside its LP at N = 40; Dobrushin's LP at N = 40 (cvxpy + HiGHS) beside the same LP by
   constraint generation (``formulation="cuts"``, HiGHS warm started) at N = 40, 60, 100, 200, each in a child process
-  stopped after ``--cuts-timeout`` seconds (its peak RSS is the children's, from ``getrusage``).
+  stopped after ``--cuts-timeout`` seconds (its peak RSS is the children's, from ``getrusage``);
+* the same Dobrushin design by the default route (``formulation="auto"``, i.e. ``"certify"``: the Doeblin closed form
+  certified by multipliers on generated pairs) at N = 40, 60, 100, 200 (``--certify-n``), each in a child process
+  stopped after ``--cuts-timeout`` seconds, beside the cvxpy LP at N = 40 in the same run (``--only-mixing`` runs these
+  rows and the LP and cuts rows at N = 40 only).
 
 Each row also shows the peak of Python/numpy allocations during a second, traced call (tracemalloc; skipped for calls
 over 20 s; Clarabel's own memory is not counted there, only in the RSS column) and the 1-minute load average after
@@ -104,21 +108,53 @@ def dense_rows(args) -> None:
         finally:
             block_ipm.solve = real
     for n, coef, form in ((40, "doeblin", "lp"), (40, "doeblin", "auto"), (200, "doeblin", "auto"),
-                          (40, "dobrushin", "lp")):
+                          (40, "dobrushin", "lp")):  # Dobrushin's default route: the certify rows below
         rng = np.random.default_rng(n)  # the same loss and prior for both rows at one N
         loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
         secs, r, mb = traced(lambda: optimal_mixing_operator(n, 0.4, coefficient=coef, loss=loss, prior=prior,
                                                               formulation=form, progress=False))
         row(f"mixing {coef} N = {n}, random loss ({r.solver or 'closed form'})", secs, r, mb)
-    for n in args.cuts_n:
-        cmd = [sys.executable, os.path.abspath(__file__), "--child-cuts", str(n)]
+    child_rows(args, "cuts", args.cuts_n)
+    child_rows(args, "certify", args.certify_n)
+
+
+def child_rows(args, kind: str, sizes) -> None:
+    """Rows run in child processes with a timeout (``kind`` "cuts" or "certify")."""
+    for n in sizes:
+        cmd = [sys.executable, os.path.abspath(__file__), f"--child-{kind}", str(n)]
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.cuts_timeout)
             print(out.stdout.rstrip() or out.stderr.strip().splitlines()[-1])
         except subprocess.TimeoutExpired:
-            label = f"mixing dobrushin N = {n}, random loss (cuts)"
+            label = f"mixing dobrushin N = {n}, random loss ({kind})"
             print(f"{label:<58}{'> ' + str(int(args.cuts_timeout)):>9}{'no answer':>14}{'':>14}{'':>10}"
                   f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0:>9.0f}{os.getloadavg()[0]:>6.2f}")
+
+
+def child_certify(n: int) -> None:
+    """One default-route (certified closed form) Dobrushin design (``--child-certify N``), printed as a row."""
+    rng = np.random.default_rng(n)  # the same loss and prior as the LP rows at this N
+    loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
+    optimal_mixing_operator(3, 0.4, loss=np.random.default_rng(0).random((3, 3)), progress=False)
+    secs, r, mb = traced(lambda: optimal_mixing_operator(n, 0.4, loss=loss, prior=prior, max_lp_nonzeros=10**9,
+                                                         progress=False), trace_below=10.0)
+    how = "K_D" if "is optimal: multipliers" in r.notes[0] else "LP"
+    row(f"mixing dobrushin N = {n}, random (certify {how}, gap {r.gap:.0e})", secs, r, mb)
+
+
+def mixing_rows(args) -> None:
+    """The Dobrushin design with a random loss: the cvxpy LP and the entry cuts at N = 40 beside the default route."""
+    print(f"{'design (no symmetry)':<58}{'seconds':>9}{'objective':>14}{'dual bound':>14}{'traced MB':>10}"
+          f"{'RSS MB':>9}{'load':>6}")
+    optimal_mixing_operator(4, 0.4, loss=np.random.default_rng(0).random((4, 4)), formulation="lp", progress=False)
+    n = 40
+    rng = np.random.default_rng(n)
+    loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
+    secs, r, mb = traced(lambda: optimal_mixing_operator(n, 0.4, loss=loss, prior=prior, formulation="lp",
+                                                          progress=False))
+    row(f"mixing dobrushin N = {n}, random loss ({r.solver}, cvxpy)", secs, r, mb)
+    child_rows(args, "cuts", [40])
+    child_rows(args, "certify", args.certify_n)
 
 
 def child_cuts(n: int) -> None:
@@ -140,10 +176,22 @@ def main() -> None:
     parser.add_argument("--cuts-n", type=int, nargs="*", default=[40, 60, 100, 200],
                         help="N of the constraint-generation Dobrushin rows")
     parser.add_argument("--cuts-timeout", type=float, default=120.0, help="seconds before a cuts row is stopped")
+    parser.add_argument("--certify-n", type=int, nargs="*", default=[40, 60, 100, 200],
+                        help="N of the default-route (certified closed form) Dobrushin rows")
+    parser.add_argument("--only-mixing", action="store_true", help="only the non-invariant Dobrushin rows")
     parser.add_argument("--child-cuts", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--child-certify", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_cuts is not None:
         child_cuts(args.child_cuts)
+        return
+    if args.child_certify is not None:
+        child_certify(args.child_certify)
+        return
+    if args.only_mixing:
+        print(f"design benchmark (Dobrushin, random loss); load average {os.getloadavg()[0]:.2f} at start")
+        mixing_rows(args)
+        print(f"load average {os.getloadavg()[0]:.2f} at the end")
         return
     if args.only_dense:
         print(f"design benchmark; load average {os.getloadavg()[0]:.2f} at start")

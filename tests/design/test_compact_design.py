@@ -209,7 +209,7 @@ def test_doeblin_at_n200_non_invariant_loss_is_fast():
 def test_mixing_formulation_validation():
     with pytest.raises(InvalidParameterError, match=r"formulation='closed_form' exists for coefficient='doeblin' only"):
         optimal_mixing_operator(3, 0.5, formulation="closed_form")
-    with pytest.raises(InvalidParameterError, match=r"formulation must be one of \('auto', 'lp', 'closed_form', 'cuts'\)"):
+    with pytest.raises(InvalidParameterError, match=r"formulation must be one of \('auto', 'lp', 'closed_form', 'cuts', 'certify'\)"):
         optimal_mixing_operator(3, 0.5, coefficient="doeblin", formulation="sparse")
     with pytest.raises(TypeError, match="formulation must be a string"):
         optimal_mixing_operator(3, 0.5, formulation=None)

@@ -320,7 +320,7 @@ def test_non_optimal_status_raises(monkeypatch, status):
     # symmetry=False: k-RR M and the default 0-1 loss would take the closed form of design/symmetric.py
     for call in (lambda: optimal_post_processing(M3, 1.0, symmetry=False),
                  lambda: optimal_post_processing(M3, 1.0, delta=0.01, symmetry=False),
-                 lambda: optimal_mixing_operator(3, 0.5, symmetry=False),
+                 lambda: optimal_mixing_operator(3, 0.5, symmetry=False, formulation="lp"),
                  lambda: optimal_mixing_operator(3, 0.5, coefficient="doeblin", symmetry=False, formulation="lp")):
         with pytest.raises(SolverError, match=status):
             call()
@@ -346,7 +346,7 @@ def test_solver_failure_and_sloppy_solution_raise(monkeypatch):
 
     monkeypatch.setattr(cp.Problem, "solve", sloppy)
     with pytest.raises(SolverError, match="not stochastic within lp_feas_atol"):
-        optimal_mixing_operator(3, 0.5, symmetry=False)
+        optimal_mixing_operator(3, 0.5, symmetry=False, formulation="lp")
 
 
 def test_unrepairable_solution_raises():

@@ -60,4 +60,4 @@ def test_an_lp_too_big_for_the_memory_limit_is_refused_before_it_is_built():
         optimal_post_processing(M, 1.0, progress=False, symmetry=False)
     with resource_limits(memory="10MB"), pytest.raises(ResourceLimitError, match=r"^optimal_mixing_operator: the "
                                                                                  r"LP with 424,800 constraint"):
-        optimal_mixing_operator(60, 0.5, progress=False, symmetry=False)  # 4 x 1770 pairs x 60
+        optimal_mixing_operator(60, 0.5, progress=False, symmetry=False, formulation="lp")  # 4 x 1770 pairs x 60

@@ -45,7 +45,8 @@ def test_zero_epsilon_with_positive_delta_is_designed_and_certified(M, delta):
     (lambda: optimal_post_processing(ca.mechanisms.randomized_response(5, 3.0), 1.0, max_lp_nonzeros=499,
                                      symmetry=False),
      r"optimal_post_processing: the LP would have 500 constraint nonzeros, above max_lp_nonzeros=499"),
-    (lambda: ca.design.optimal_mixing_operator(5, 0.5, max_lp_nonzeros=199, symmetry=False),
+    (lambda: ca.design.optimal_mixing_operator(5, 0.5, max_lp_nonzeros=199, symmetry=False,
+                                                     formulation="lp"),
      r"optimal_mixing_operator: the LP would have 200 constraint nonzeros, above max_lp_nonzeros=199.*"
      r"use coefficient='doeblin'"),
     (lambda: optimal_post_processing(ca.mechanisms.randomized_response(5, 3.0), 1.0, max_lp_nonzeros=0),
