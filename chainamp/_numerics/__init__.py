@@ -17,8 +17,10 @@ from .executors import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
 from .jit import *  # noqa: F401,F403
-from . import executors, formatting, jit, logmath, progress, resources, special, threads, tolerances, validation
+from .highs import *  # noqa: F401,F403
+from . import executors, formatting, highs, jit, logmath, progress, resources, special, threads, tolerances, validation
 
 __all__ = sorted(set(tolerances.__all__) | set(logmath.__all__) | set(validation.__all__)
                  | set(formatting.__all__) | set(progress.__all__) | set(resources.__all__)
-           | set(executors.__all__) | set(special.__all__) | set(threads.__all__) | set(jit.__all__))
+           | set(executors.__all__) | set(special.__all__) | set(threads.__all__) | set(jit.__all__)
+           | set(highs.__all__))

@@ -57,7 +57,8 @@ n = 100 and 200, no answer in 120 s. The relaxation LPs themselves are slow: the
 yet a path to n = 200 in seconds. Restricting a pair's entries to its rows' cheapest outputs does not help: the
 multipliers of a certificate sit on about a third of the outputs of each pair at n = 12-40.
 
-highspy (HiGHS's Python interface, a dependency of cvxpy >= 1.6) is imported lazily, in this module only.
+highspy (HiGHS's Python interface, a dependency of cvxpy >= 1.6) is imported lazily, here and in
+:mod:`chainamp._numerics.highs` (its first object made with stdout silenced: HiGHS prints a banner once per process).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._numerics import check_memory
+from .._numerics import check_memory, quiet_highs
 from ..errors import SolverError
 from .duals import dobrushin_bound
 
@@ -154,8 +155,7 @@ def solve_cuts(C: np.ndarray, gamma: float, max_nonzeros: int, *, tol: float = C
     check_memory(float(P) * n * 9.0 + 2.0 * PAIR_BLOCK * n * 8.0 + 64.0 * nK,
                  f"Dobrushin design: the {P:,} x {n} table of kept auxiliary entries", hint="use fewer states")
     inf = highspy.kHighsInf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(verbose))
+    h = quiet_highs(verbose)
     i32 = np.int32
     h.addCols(nK, np.ascontiguousarray(C.ravel(), dtype=float), np.zeros(nK), np.full(nK, inf), 0,
               np.zeros(nK, dtype=i32), np.zeros(0, dtype=i32), np.zeros(0))
@@ -304,8 +304,7 @@ def solve_pairs(C: np.ndarray, gamma: float, max_nonzeros: int, *, target: float
     check_memory(float(P) * 80.0 + 2.0 * PAIR_BLOCK * n * 8.0 + 64.0 * nK,
                  f"Dobrushin design: the {P:,} pairs' excess and bookkeeping", hint="use fewer states")
     inf = highspy.kHighsInf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(verbose))
+    h = quiet_highs(verbose)
     i32 = np.int32
     h.addCols(nK, np.ascontiguousarray(C.ravel(), dtype=float), np.zeros(nK), np.full(nK, inf), 0,
               np.zeros(nK, dtype=i32), np.zeros(0, dtype=i32), np.zeros(0))

@@ -222,14 +222,16 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
             K0, dual, out = _certified(C, g, max_lp_nonzeros, gap_rtol, feas_atol, loud_cuts, bar, notes)
         elif cuts:  # Dobrushin: the LP by constraint generation with HiGHS (design/lp_dobrushin.py)
             def on_round(rounds: int, entries: int, excess: float) -> None:
+                # refresh=False: shown by the bar's own clock (nothing before its delay)
                 bar.set_postfix_str(f"constraint generation: round {rounds}, {entries:,} entries, TV excess "
-                                    f"{max(excess, 0.0):.2g}")
+                                    f"{max(excess, 0.0):.2g}", refresh=False)
 
             out = lp_dobrushin.solve_cuts(C, g, max_lp_nonzeros, verbose=loud_cuts, on_round=on_round)
             K0 = stochastic(out.K, feas_atol)
             dual = duals.dobrushin_bound(C, out.pairs, out.lam, g)
-            notes.append(f"the Dobrushin LP was solved by constraint generation ({out.rounds} rounds, {out.entries:,} of "
-                         f"{size * size * (size - 1) // 2:,} auxiliary entries kept; HiGHS, warm started)")
+            notes.append(f"the Dobrushin LP was solved by constraint generation ({out.rounds} rounds, "
+                         f"{out.entries:,} of {size * size * (size - 1) // 2:,} auxiliary entries kept; HiGHS, "
+                         "warm started)")
         else:
             check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator",
                           hint="use coefficient='doeblin' (a closed form at any size; a Doeblin coefficient <= "
@@ -269,7 +271,8 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                          f"+{fmt_number(objective - float(np.sum(C * K0)))})")
         if not dual <= objective:
             raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
-        Kop = MarkovOperator.identity(labs) if lam == 0.0 and np.array_equal(K, np.eye(size)) else operator(K, labs, labs)
+        same = lam == 0.0 and np.array_equal(K, np.eye(size))
+        Kop = MarkovOperator.identity(labs) if same else operator(K, labs, labs)
         return DesignResult(K=Kop, objective=objective, dual_bound=dual, report=None, notes=tuple(notes), kind="mixing",
                             coefficient=coef, gamma=g, certified_gamma=float(certified), repair=lam,
                             solver=None if out is None else out.solver, status=None if out is None else out.status)
@@ -286,7 +289,8 @@ def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas
     target = float(np.sum(C * K_D))
 
     def on_round(rounds: int, pairs: int, excess: float, bound: float) -> None:
-        bar.set_postfix_str(f"certificate: round {rounds}, {pairs:,} pairs, bound {bound:.6g} of {target:.6g}")
+        bar.set_postfix_str(f"certificate: round {rounds}, {pairs:,} pairs, bound {bound:.6g} of {target:.6g}",
+                            refresh=False)  # shown by the bar's own clock (none before its delay)
 
     out = lp_dobrushin.solve_pairs(C, g, max_nonzeros, target=target, rtol=gap_rtol, verbose=verbose,
                                    on_round=on_round)

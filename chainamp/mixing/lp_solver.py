@@ -23,13 +23,8 @@ thread printing meanwhile loses nothing but that one construction's window.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import functools
 import math
-import os
-import sys
-import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +33,7 @@ import cvxpy as cp
 import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_choice, check_positive
+from .._numerics import swallow_highs_banner as _swallow_highs_banner
 from ..errors import InvalidParameterError, SolverError
 from ..operators import as_matrix, check_row_sums
 
@@ -168,56 +164,6 @@ def check_lp_verbose(verbose: Any) -> bool:
     if not isinstance(verbose, (bool, np.bool_)):
         raise TypeError(f"verbose must be True or False, got {type(verbose).__name__} {verbose!r}")
     return bool(verbose)
-
-
-_BANNER_LOCK = threading.Lock()
-_banner_swallowed = False
-
-
-@contextlib.contextmanager
-def _c_stdout_to_null():
-    """Point file descriptor 1 at the null device (C-level writes included), then restore it.
-
-    Python's buffer is flushed before and the C library's buffers after (so that text HiGHS left
-    in a buffered stdout goes to the null device, not to the restored descriptor). A no-op where
-    stdout has no file descriptor."""
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError, AttributeError):
-        yield
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        yield
-    finally:
-        try:
-            ctypes.CDLL(None).fflush(None)
-        except (OSError, AttributeError, TypeError):  # no C library to flush (Windows): nothing buffered there
-            pass
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
-
-
-def _swallow_highs_banner() -> None:
-    """Create the process's first HiGHS object with stdout silenced: HiGHS prints its banner once
-    per process, at that moment, whatever the options later set on it."""
-    global _banner_swallowed
-    if _banner_swallowed:
-        return
-    with _BANNER_LOCK:
-        if _banner_swallowed:
-            return
-        try:
-            import highspy
-        except ImportError:  # cvxpy without HiGHS: nothing prints a banner
-            _banner_swallowed = True
-            return
-        with _c_stdout_to_null():
-            highspy.Highs()
-        _banner_swallowed = True
 
 
 def solve_lp(problem: cp.Problem, solver: str, verbose: bool = False) -> None:

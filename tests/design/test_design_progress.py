@@ -21,16 +21,18 @@ def fast_lines(monkeypatch):
     (lambda **kw: optimal_post_processing(mechanisms.randomized_response(3, 2.0), 1.0, symmetry=False, **kw),
      ["optimal_post_processing: 0/3 stage", "the exact profile of M", "building and solving the LP",
       "certifying K (chainamp.amplify)", "optimal_post_processing: 3/3 stage"]),
-    (lambda **kw: optimal_mixing_operator(3, 0.5, symmetry=False, **kw),
+    (lambda **kw: optimal_mixing_operator(3, 0.5, symmetry=False, formulation="lp", **kw),
      ["optimal_mixing_operator: 0/2 stage", "building and solving the LP", "certifying K (chainamp.dobrushin)",
       "optimal_mixing_operator: 2/2 stage"]),
+    (lambda **kw: optimal_mixing_operator(3, 0.5, symmetry=False, **kw),  # "auto": the certified closed form
+     ["optimal_mixing_operator: 0/2 stage", "certifying K (chainamp.dobrushin)", "optimal_mixing_operator: 2/2 stage"]),
     (lambda **kw: optimal_post_processing(mechanisms.randomized_response(3, 2.0), 1.0, **kw),
      ["optimal_post_processing: 0/2 stage", "symmetric closed form",
       "optimal_post_processing: 2/2 stage"]),
     (lambda **kw: optimal_mixing_operator(3, 0.5, **kw),
      ["optimal_mixing_operator: 0/2 stage", "symmetric closed form",
       "optimal_mixing_operator: 2/2 stage"]),
-], ids=["post_processing", "mixing", "post_processing-symmetric", "mixing-symmetric"])
+], ids=["post_processing", "mixing", "mixing-certify", "post_processing-symmetric", "mixing-symmetric"])
 def test_designs_show_their_stages(capsys, fast_lines, design, expected):
     quiet = design(progress=False)
     assert capsys.readouterr().err == ""
