@@ -182,6 +182,28 @@ def roc_upper_both(P: np.ndarray, Q: np.ndarray, rel: float, tau: float) -> tupl
     return compiled(_roc_both_source)(P, Q, shrink, grow, tau * (1.0 + 8 * u), first)
 
 
+def roc_upper_widened(z: np.ndarray, p: float, q: float, eta: float, rel: float,
+                      tau: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`roc_upper_both`'s two runs for the pair of :func:`user_pair_widened` when z's entries carry an absolute
+    error ``eta``: each order widened its own way. The first order ``H(P || Q)`` needs P raised and Q lowered; the
+    second, ``H(Q || P)``, reads Q as its detection side and P as its false alarm, so it needs Q raised and P lowered
+    (one widening for both orders would put the second order's curve about ``eta`` per outcome below the exact one).
+    ``user_pair_widened(z, q, p, eta)`` is ``(Q raised, P lowered)``.
+
+    >>> s, b = roc_upper_widened(np.array([0.5, 0.5]), 0.75, 0.25, 0.01, 0.0, 0.0)
+    >>> bool(b[5] >= 0.385 and s[5] <= 0.115)   # the second order's first outcome: Q(2) + eta, P(2) - eta
+    True
+    """
+    P, Q = user_pair_widened(z, p, q, eta)
+    s, b = roc_upper_both(P, Q, rel, tau)
+    if eta == 0.0:
+        return s, b
+    Qh, Pl = user_pair_widened(z, q, p, eta)
+    s2, b2 = roc_upper_both(Pl, Qh, rel, tau)
+    k = P.size + 1
+    return np.concatenate((s[:k], s2[k:])), np.concatenate((b[:k], b2[k:]))
+
+
 def roc_lower(P: np.ndarray, Q: np.ndarray, rel: float, monotone: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """ROC points of actual tests of the exact pair rounded the other way (``P(S)`` down, ``Q(S)`` up): their
     hull's curve lies below ``H_a(P || Q)`` (every prefix is a set S of outcomes)."""
