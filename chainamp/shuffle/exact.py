@@ -309,7 +309,9 @@ def _component_law(N: int, m1: int, m2: int, p: float, q: float, tail: float, co
 
 def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
     """``(P, Q, rel, dropped, raw)`` covering the datasets ``m1..m2`` (:func:`_component_law`): the pair widened by
-    the law's absolute error, and for an exact dataset (``m1 == m2``) ``raw = (Pc, Qc, eta)``, the unwidened pair."""
+    the law's absolute error for ``H(P || Q)`` only (the certificate widens each order its own way:
+    :func:`._pairs.roc_upper_widened`), and for an exact dataset (``m1 == m2``) ``raw = (Pc, Qc, eta)``, the unwidened
+    pair."""
     z, rel, dropped, eta = _component_law(N, m1, m2, p, q, tail, coin_tail)
     P, Q = user_pair_widened(z, p, q, eta)
     raw = None

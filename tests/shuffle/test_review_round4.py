@@ -221,3 +221,30 @@ def test_an_overclaimed_convolution_error_never_lowers_the_certificate(monkeypat
     epss = list(np.linspace(0.0, eps0, 9))  # n = 5, eps0 = 0.3, 1e-6: 6.1e-6 below the exact worst case before the fix
     for e, x, u in zip(epss, _exact_worst(n, p, epss), res.upper.delta(np.array(epss))):
         assert mpmath.mpf(float(u)) >= x, (e, float(x), u)
+
+
+def test_krr_chains_widen_each_order_its_own_way(monkeypatch):
+    """k-RR's two-output chains (:func:`chainamp.shuffle.krr._bin_chains`) with a convolution error claimed: the first
+    order's arrays bound ``(P, Q)`` from the safe side (P up, Q down) and the second order's ``(Q, P)`` from ITS safe
+    side (Q up, P down); before the fix the second order read Q lowered and P raised."""
+    from chainamp.shuffle import krr
+
+    conv_any = krr._conv_any
+    monkeypatch.setattr(krr, "_conv_any", lambda a, b: (lambda r: (r[0], r[1], r[2] + 1e-6))(conv_any(a, b)))
+    seen = []
+    roc_upper = krr.roc_upper
+
+    def spy(A, B, rel, tau, monotone=False):
+        seen.append((np.array(A), np.array(B)))
+        return roc_upper(A, B, rel, tau, monotone=monotone)
+
+    monkeypatch.setattr(krr, "roc_upper", spy)
+    p = 0.8
+    krr._bin_chains(200, 0.5, p, 1 - p, 1.0, 1e-3, 1)  # one bin at C = its window's first count (> 0)
+    assert len(seen) == 2
+    (A1, B1), (A2, B2) = seen
+    # the unwidened masses: A1 is P raised, so P = A1 - eta about; compare the two orders' arrays entrywise
+    P_hi, Q_lo = A1, B1
+    Q_hi, P_lo = A2[::-1], B2[::-1]
+    assert np.all(Q_hi > Q_lo) and np.all(P_lo <= P_hi)
+    assert np.all(Q_hi - Q_lo >= 1.9e-6 * (Q_lo > 0)) and np.all(P_hi - P_lo >= 1.9e-6 * (P_lo > 0))
