@@ -413,8 +413,8 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
 
     with progress_bar(half + 1, "shuffle exact", unit="dataset", progress=progress) as bar:
 
-        def accept(z, eta, rel, dropped, m1, m2):  # each order widened its own way (roc_upper_widened)
-            s, b = roc_upper_widened(z, p, q, eta, rel, dropped)
+        def accept(z, eta, rel, dropped, m1, m2, pair):  # each order widened its own way (roc_upper_widened)
+            s, b = roc_upper_widened(z, p, q, eta, rel, dropped, pair)
             up.add_runs(s, b, z.size + 2)
             bar.update(m2 - m1 + 1)
 
@@ -445,7 +445,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
                     return
             if m1 != m2:
                 intervals.append((m1, m2))
-            accept(z, eta, rel, dropped, m1, m2)
+            accept(z, eta, rel, dropped, m1, m2, (P, Q))
 
         def left() -> float:  # the work still needed to finish the queue: its components not kept are recomputed
             return sum(1 for t in pending if t[3] is None) * state["work"] / max(state["count"], 1)
