@@ -8,6 +8,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chainamp.shuffle import _binomial, exact
 
@@ -248,3 +250,27 @@ def test_krr_chains_widen_each_order_its_own_way(monkeypatch):
     Q_hi, P_lo = A2[::-1], B2[::-1]
     assert np.all(Q_hi > Q_lo) and np.all(P_lo <= P_hi)
     assert np.all(Q_hi - Q_lo >= 1.9e-6 * (Q_lo > 0)) and np.all(P_hi - P_lo >= 1.9e-6 * (P_lo > 0))
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(3, 28), eps0=st.sampled_from([0.05, 0.3, 1.0, 2.5, 6.0]),
+       claimed=st.sampled_from([0.0, 1e-9, 1e-6]), conv=st.sampled_from([1e-6, 0.1, 0.3]),
+       budget=st.sampled_from([0.0, 300.0, 1e9]), target=st.sampled_from([1e-6, 1e-2]))
+def test_property_forced_paths_with_loose_errors_stay_above_the_exact_worst_case(n, eps0, claimed, conv, budget,
+                                                                                  target):
+    """Hypothesis: intervals everywhere (max_exact_all = 1), every convolution through FFTs and the circular window
+    (its tail raised), halves splitting, queued laws kept, and every convolution claiming an extra error (a looser
+    but valid bound): the certificate stays above the exact worst case at each eps, the lower below it."""
+    with pytest.MonkeyPatch.context() as mp:
+        _forced(mp, conv)
+        conv_any, fft3 = exact._conv_any, exact._fft_conv3
+        mp.setattr(exact, "_conv_any", lambda a, b: (lambda r: (r[0], r[1], r[2] + claimed))(conv_any(a, b)))
+        mp.setattr(exact, "_fft_conv3", lambda *a, **k: (lambda r: (r[0], r[1] + claimed))(fft3(*a, **k)))
+        p = math.exp(eps0) / (1 + math.exp(eps0))
+        res = exact.binary_rr_shuffle(n, p, tail=1e-6, coin_tail=1e-6, target_delta=target, budget=budget,
+                                      max_exact_all=1, min_exact=1, growth=3.0, progress=False)
+    epss = list(np.linspace(0.0, eps0, 6))
+    up, low = res.upper.delta(np.array(epss)), res.lower.delta(np.array(epss))
+    for e, x, u, lw in zip(epss, _exact_worst(n, p, epss), up, low):
+        assert mpmath.mpf(float(u)) >= x, (e, float(x), u)
+        assert mpmath.mpf(float(lw)) <= x * (1 + mpmath.mpf(10) ** -30), (e, float(x), lw)
