@@ -185,13 +185,18 @@ def binomial_window(n: int, p: float, tail: float = WINDOW_TAIL) -> tuple[int, n
     return lo, pmf, math.nextafter(dropped, math.inf) if dropped else 0.0
 
 
+#: the Chernoff parameter is kept in ``[-_LAM_MAX, _LAM_MAX]`` (``exp`` overflows past 709.78; any l is valid)
+_LAM_MAX = 700.0
+
+
 def sum_chernoff_log_tail(parts: list[tuple[int, float]], t: int, upper: bool) -> float:
     """An upper bound of ``log P(Z >= t)`` (``upper``) or ``log P(Z <= t)`` for ``Z`` a sum of independent
     ``Bin(n_i, p_i)`` (``parts``).
 
     Chernoff: ``P(Z >= t) <= exp(K(l) - l t)`` for every ``l >= 0`` (``l <= 0`` for the lower tail), with the
     cumulant generating function ``K(l) = sum_i n_i log(1 - p_i + p_i e^l)``. Any ``l`` gives a valid bound; it is
-    chosen by Newton's method on ``K'(l) = t`` from the normal approximation. The float exponent is raised by a
+    chosen by Newton's method on ``K'(l) = t`` from the normal approximation, kept within ``|l| <= 700`` (inside
+    ``exp``'s range); parts with ``p_i = 1`` are point masses that shift t. The float exponent is raised by a
     bound of its rounding: ``x_i = fl(1 - p_i + p_i e^l)`` is within ``7u`` relative (``exp`` within ``4u``, one
     product, one sum of non-negative terms, ``1 - p_i`` within u), so ``fl(log x_i)`` is within
     ``8u + 2u |log x_i|`` of ``log`` of the exact value and the product with ``n_i`` adds ``u |n_i log x_i|``;
@@ -202,6 +207,8 @@ def sum_chernoff_log_tail(parts: list[tuple[int, float]], t: int, upper: bool) -
     True
     """
     parts = [(int(n), float(p)) for n, p in parts if int(n) > 0 and p > 0.0]
+    t -= sum(n for n, p in parts if p >= 1.0)  # a point mass shifts t (its e^l term would vanish at e^l = 0)
+    parts = [(n, p) for n, p in parts if p < 1.0]
     mu = sum(n * p for n, p in parts)
     var = sum(n * p * (1.0 - p) for n, p in parts)
     top = sum(n for n, p in parts)
@@ -209,7 +216,7 @@ def sum_chernoff_log_tail(parts: list[tuple[int, float]], t: int, upper: bool) -
         return -math.inf
     if (upper and t <= mu) or (not upper and t >= mu) or var <= 0.0:
         return 0.0
-    lam = (t - mu) / var
+    lam = min(max((t - mu) / var, -_LAM_MAX), _LAM_MAX)
     for _ in range(4):  # Newton on K'(l) = t (any l is valid: this only tightens)
         e = math.exp(lam)
         d1 = d2 = 0.0
@@ -220,7 +227,7 @@ def sum_chernoff_log_tail(parts: list[tuple[int, float]], t: int, upper: bool) -
         if d2 <= 0.0 or not math.isfinite(d1):
             break
         step = (d1 - t) / d2
-        new = lam - step
+        new = min(max(lam - step, -_LAM_MAX), _LAM_MAX)  # inside exp's range (any l is valid)
         if (new > 0.0) != (lam > 0.0) or not math.isfinite(new):
             break
         lam = new

@@ -67,8 +67,8 @@ def roc_upper(P: np.ndarray, Q: np.ndarray, rel: float, tau: float,
     return s, b
 
 
-def _roc_both_source(P, Q, shrink, grow, tau, first):  # pragma: no cover - compiled by numba
-    """The points of :func:`roc_upper` (``monotone``) for ``(P, Q)`` and for ``(Q, P)`` (reversed arrays) in one pass,
+def _roc_both_source(P, Q, P2, Q2, shrink, grow, tau, first):  # pragma: no cover - compiled by numba
+    """The points of :func:`roc_upper` (``monotone``) for ``(P, Q)`` and for ``(Q2, P2)`` (reversed arrays) in one pass,
     with the outward roundings of :func:`roc_upper_both` (no ``nextafter``: the margins are in ``shrink``, ``grow``
     and ``tau``)."""
     n = P.size
@@ -85,8 +85,8 @@ def _roc_both_source(P, Q, shrink, grow, tau, first):  # pragma: no cover - comp
                 cp += P[k]
                 cq += Q[k]
             else:
-                cp += Q[n - 1 - k]
-                cq += P[n - 1 - k]
+                cp += Q2[n - 1 - k]
+                cq += P2[n - 1 - k]
             x = cq * shrink
             s[base + k + 1] = x if x >= 2.2250738585072014e-308 else 0.0  # a subnormal product: 0 (s down is safe)
             y = cp * grow + tau + 1e-320  # 1e-320 covers the absolute rounding of a subnormal product or sum
@@ -154,10 +154,12 @@ def hockey_both(P: np.ndarray, Q: np.ndarray, a: float) -> float:
                                                np.ascontiguousarray(Q, dtype=float), float(a)))
 
 
-def roc_upper_both(P: np.ndarray, Q: np.ndarray, rel: float, tau: float) -> tuple[np.ndarray, np.ndarray]:
+def roc_upper_both(P: np.ndarray, Q: np.ndarray, rel: float, tau: float, P2: np.ndarray | None = None,
+                   Q2: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``both_orders(roc_upper, P, Q, rel, tau, monotone=True)`` in one compiled pass, each run sorted by s: the
     ``n + 1`` points of ``(P, Q)`` then those of the reversed ``(Q, P)``; the caller guarantees the EXACT ratio
-    ``P/Q`` is non-increasing along the arrays.
+    ``P/Q`` is non-increasing along the arrays. ``P2, Q2`` (default ``P, Q``): the arrays the second order reads
+    (the same exact pair widened for ``H(Q || P)``: :func:`roc_upper_widened`).
 
     Rounding (instead of :func:`roc_upper`'s ``nextafter`` after each product, a libm call per point): the
     required factors are ``S = (1 - rel)(1 - (n + 4) u)`` and ``G = (1 + rel)(1 + (n + 4) u)``. The kernel's float
@@ -179,7 +181,29 @@ def roc_upper_both(P: np.ndarray, Q: np.ndarray, rel: float, tau: float) -> tupl
     shrink = (1.0 - rel) * (1.0 - (n + 4) * u) * (1.0 - 4 * u) * (1.0 - 8 * u)
     grow = (1.0 + rel) * (1.0 + (n + 4) * u) * (1.0 + 4 * u) * (1.0 + 8 * u)
     first = min(float(np.nextafter(tau, np.inf)), 1.0) if tau > 0 else 0.0
-    return compiled(_roc_both_source)(P, Q, shrink, grow, tau * (1.0 + 8 * u), first)
+    P2 = P if P2 is None else np.ascontiguousarray(P2, dtype=float)
+    Q2 = Q if Q2 is None else np.ascontiguousarray(Q2, dtype=float)
+    return compiled(_roc_both_source)(P, Q, P2, Q2, shrink, grow, tau * (1.0 + 8 * u), first)
+
+
+def roc_upper_widened(z: np.ndarray, p: float, q: float, eta: float, rel: float, tau: float,
+                      pair: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`roc_upper_both`'s two runs for the pair of :func:`user_pair_widened` when z's entries carry an absolute
+    error ``eta``: each order widened its own way. The first order ``H(P || Q)`` needs P raised and Q lowered; the
+    second, ``H(Q || P)``, reads Q as its detection side and P as its false alarm, so it needs Q raised and P lowered
+    (one widening for both orders would put the second order's curve about ``eta`` per outcome below the exact one).
+    ``user_pair_widened(z, q, p, eta)`` is ``(Q raised, P lowered)``. ``pair``: ``user_pair_widened(z, p, q, eta)``
+    when the caller has it.
+
+    >>> s, b = roc_upper_widened(np.array([0.5, 0.5]), 0.75, 0.25, 0.01, 0.0, 0.0)
+    >>> bool(b[5] >= 0.385 and s[5] <= 0.115)   # the second order's first outcome: Q(2) + eta, P(2) - eta
+    True
+    """
+    P, Q = user_pair_widened(z, p, q, eta) if pair is None else pair
+    if eta == 0.0:
+        return roc_upper_both(P, Q, rel, tau)
+    Qh, Pl = user_pair_widened(z, q, p, eta)
+    return roc_upper_both(P, Q, rel, tau, Pl, Qh)
 
 
 def roc_lower(P: np.ndarray, Q: np.ndarray, rel: float, monotone: bool = False) -> tuple[np.ndarray, np.ndarray]:

@@ -76,7 +76,8 @@ from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
 from ..privacy import DominatingPair
 from ._binomial import (PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol,
                         sum_chernoff_log_tail)
-from ._pairs import HullAccumulator, both_orders, hockey_both, roc_lower, roc_upper_both, user_pair_widened
+from ._pairs import (HullAccumulator, both_orders, hockey_both, roc_lower, roc_upper_widened,
+                     user_pair_widened)
 
 __all__ = ["ShuffledPairs", "binary_rr_shuffle", "EXACT_TOLERANCE"]
 
@@ -308,7 +309,9 @@ def _component_law(N: int, m1: int, m2: int, p: float, q: float, tail: float, co
 
 def _component(N: int, m1: int, m2: int, p: float, q: float, tail: float, coin_tail: float = COIN_TAIL):
     """``(P, Q, rel, dropped, raw)`` covering the datasets ``m1..m2`` (:func:`_component_law`): the pair widened by
-    the law's absolute error, and for an exact dataset (``m1 == m2``) ``raw = (Pc, Qc, eta)``, the unwidened pair."""
+    the law's absolute error for ``H(P || Q)`` only (the certificate widens each order its own way:
+    :func:`._pairs.roc_upper_widened`), and for an exact dataset (``m1 == m2``) ``raw = (Pc, Qc, eta)``, the unwidened
+    pair."""
     z, rel, dropped, eta = _component_law(N, m1, m2, p, q, tail, coin_tail)
     P, Q = user_pair_widened(z, p, q, eta)
     raw = None
@@ -410,9 +413,9 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
 
     with progress_bar(half + 1, "shuffle exact", unit="dataset", progress=progress) as bar:
 
-        def accept(P, Q, rel, dropped, m1, m2):
-            s, b = roc_upper_both(P, Q, rel, dropped)
-            up.add_runs(s, b, P.size + 1)
+        def accept(z, eta, rel, dropped, m1, m2, pair):  # each order widened its own way (roc_upper_widened)
+            s, b = roc_upper_widened(z, p, q, eta, rel, dropped, pair)
+            up.add_runs(s, b, z.size + 2)
             bar.update(m2 - m1 + 1)
 
         def visit(m1: int, m2: int, final: bool = False, kept: tuple | None = None) -> None:
@@ -442,7 +445,7 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
                     return
             if m1 != m2:
                 intervals.append((m1, m2))
-            accept(P, Q, rel, dropped, m1, m2)
+            accept(z, eta, rel, dropped, m1, m2, (P, Q))
 
         def left() -> float:  # the work still needed to finish the queue: its components not kept are recomputed
             return sum(1 for t in pending if t[3] is None) * state["work"] / max(state["count"], 1)

@@ -63,8 +63,11 @@ def _bin_chains(L: int, gamma: float, p: float, q: float, weight: float, tail: f
     times ``weight``; and the dropped mass (window tails)."""
     parts1, parts2 = [], []
 
-    def add(P: np.ndarray, Q: np.ndarray, rel: float) -> None:
-        for parts, (A, B) in ((parts1, (P, Q)), (parts2, (Q[::-1], P[::-1]))):
+    def add(P: np.ndarray, Q: np.ndarray, rel: float, P2: np.ndarray | None = None,
+            Q2: np.ndarray | None = None) -> None:
+        """``(P, Q)`` widened for ``H(P || Q)`` (P up, Q down); ``(P2, Q2)`` for ``H(Q || P)`` (Q up, P down)."""
+        P2, Q2 = (P, Q) if P2 is None else (P2, Q2)
+        for parts, (A, B) in ((parts1, (P, Q)), (parts2, (Q2[::-1], P2[::-1]))):
             s, b = roc_upper(A, B, rel, 0.0, monotone=True)
             parts.append(compress(s, b, rtol=CHAIN_RTOL, atol=CHAIN_ATOL))
 
@@ -85,10 +88,13 @@ def _bin_chains(L: int, gamma: float, p: float, q: float, weight: float, tail: f
             dropped += dc
             have = c
         wj = float(w[cuts[j]:cuts[j + 1]].sum()) if j < cuts.size - 2 else float(w[cuts[j]:].sum())
-        P, Q = _widen(*_user_pair(z, p, q), eta * (1.0 + 4 * _U))
+        Pc, Qc = _user_pair(z, p, q)
+        P, Q = _widen(Pc, Qc, eta * (1.0 + 4 * _U))      # the first order: P up, Q down
+        Q2, P2 = _widen(Qc, Pc, eta * (1.0 + 4 * _U))    # the second order (Q || P): Q up, P down
         # the bin's weight: a sum of at most len(w) masses, each within PMF_RTOL; times weight: one more rounding
         rel_j = rel + PMF_RTOL + (w.size + 4) * _U + 8 * _U
-        add(P * (wj * weight), Q * (wj * weight), rel_j)
+        f = wj * weight
+        add(P * f, Q * f, rel_j, P2 * f, Q2 * f)
     return parts1, parts2, dropped
 
 

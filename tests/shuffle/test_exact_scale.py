@@ -65,7 +65,7 @@ def test_roc_upper_both_margins_are_needed():
     for _ in range(400):
         P, Q = np.array([float(rng.random())]), np.array([float(rng.random())])
         rel = float(rng.random()) * 1e-3
-        s, b = kernel(P, Q, 1.0 - rel, 1.0 + rel, 0.0, 0.0)
+        s, b = kernel(P, Q, P, Q, 1.0 - rel, 1.0 + rel, 0.0, 0.0)
         ok_s, ok_b = _check_points(P, Q, rel, 0.0, s, b)
         bad_s += not ok_s
         bad_b += not ok_b
