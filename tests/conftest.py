@@ -38,10 +38,12 @@ from chainamp import MarkovOperator
 settings.register_profile("ci", max_examples=1000)
 
 
-def examples(n: int) -> int:
+def examples(n: int, ci: int | None = None) -> int:
     """Example count of a heavy property test: ``n`` in the default run, scaled by the loaded hypothesis
-    profile's ``max_examples`` relative to hypothesis's default of 100 (the ``ci`` profile: 10 n)."""
-    return max(1, n * settings.default.max_examples // 100)
+    profile's ``max_examples`` relative to hypothesis's default of 100 (the ``ci`` profile: 10 n, and at least
+    ``ci`` when given: a test whose default count was cut keeps the ``ci`` count it had)."""
+    count = max(1, n * settings.default.max_examples // 100)
+    return max(count, ci) if ci is not None and settings.default.max_examples >= 1000 else count
 
 
 def random_stochastic(rng: np.random.Generator, n: int, m: int, zero_prob: float = 0.0) -> np.ndarray:
