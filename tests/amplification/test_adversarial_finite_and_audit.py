@@ -154,7 +154,9 @@ def test_exact_source_with_underflowing_product():
 
 
 # ----------------------------------------------------------------------------- steps and composition rules
-@settings(max_examples=30, deadline=None)
+# 20 examples in the default run (30 before issue 20 §6; 200 under --hypothesis-profile=ci, 30
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(20), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 3), T=st.integers(2, 3),
        mpe=st.sampled_from([1, 10**9]), e0=st.sampled_from([0.5, 2.0, 8.0]),
        d0=st.sampled_from([0.0, 1e-9, 0.01]))
@@ -273,7 +275,9 @@ def test_certified_audit_claims_hold(doc_mech, steps, claims):
         assert truth <= c.delta + 4 * _excess(*ops) + mp.mpf("1e-40"), v
 
 
-@settings(max_examples=25, deadline=None)
+# 12 examples in the default run (25 before issue 20 §6; 120 under --hypothesis-profile=ci, 25
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(12), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 3), k=st.integers(2, 3),
        eps=st.sampled_from([0.0, 0.25, 1.0]), slack=st.sampled_from([0.9, 0.999999, 1.0, 1.000001, 1.5]),
        chain=st.booleans())
@@ -313,7 +317,9 @@ def test_audit_never_refutes_a_true_claim():
     assert audit(parse_pipeline(doc)).verdicts[0].status == "not certified"
 
 
-@settings(max_examples=30, deadline=None)
+# 15 examples in the default run (30 before issue 20 §6; 150 under --hypothesis-profile=ci, 30
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(15), deadline=None)
 @given(pipe=finite_pipelines(), eps=st.sampled_from([0.0, 0.3, 1.0, _INF]),
        shrink=st.sampled_from([0.5, 0.999, 1.0 - 1e-9]))
 def test_audit_refutes_only_false_claims(pipe, eps, shrink):
