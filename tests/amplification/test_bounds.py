@@ -71,8 +71,10 @@ def test_theorem1_clauses_dominate_exact(K, eps, delta, perm):
         assert b.epsilon <= eps + 1e-15
 
 
+# 80 examples in the default run (200 before issue 20 §6; 800 under --hypothesis-profile=ci, 200
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
 @given(stochastic_matrices(min_n=4, max_n=4, max_m=5), st.floats(0.05, 3.0), st.floats(0.0, 4.0))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 def test_ldp_bound_dominates_exact_for_any_input(K, eps, eps_prime):
     _, _, _, dob = coefficients(K)
     P, Q = canonical_pair(eps, 0.0)
@@ -165,8 +167,10 @@ def test_hockey_stick_order_edges():
     assert hockey_stick_order(1.0, 0.5) == pytest.approx(math.log(1 + 2 * math.expm1(1.0)), rel=1e-14)
 
 
+# 80 examples in the default run (200 before issue 20 §6; 800 under --hypothesis-profile=ci, 200
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
 @given(st.floats(0, 10), st.floats(0, 1), st.floats(0, 10))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 def test_canonical_profile_against_four_points(eps, delta, eps_prime):
     """DP(eps, delta).profile is the canonical pair's profile (Kairouz, Oh, Viswanath 2015)."""
     P, Q = canonical_pair(eps, delta)
