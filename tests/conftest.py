@@ -38,10 +38,12 @@ from chainamp import MarkovOperator
 settings.register_profile("ci", max_examples=1000)
 
 
-def examples(n: int) -> int:
+def examples(n: int, ci: int | None = None) -> int:
     """Example count of a heavy property test: ``n`` in the default run, scaled by the loaded hypothesis
-    profile's ``max_examples`` relative to hypothesis's default of 100 (the ``ci`` profile: 10 n)."""
-    return max(1, n * settings.default.max_examples // 100)
+    profile's ``max_examples`` relative to hypothesis's default of 100 (the ``ci`` profile: 10 n, and at least
+    ``ci`` when given: a test whose default count was cut keeps the ``ci`` count it had)."""
+    count = max(1, n * settings.default.max_examples // 100)
+    return max(count, ci) if ci is not None and settings.default.max_examples >= 1000 else count
 
 
 def random_stochastic(rng: np.random.Generator, n: int, m: int, zero_prob: float = 0.0) -> np.ndarray:
@@ -358,15 +360,44 @@ DASK_QUIET = {"distributed.admin.tick.interval": "1s", "distributed.worker.profi
 SESSION_PROCESSES = ("dask_client", "process_pool")
 
 
+#: What the session's fork server imports once, before it forks any worker of either pool (``process_pool``'s and the
+#: dask cluster's): each spawned dask worker imported distributed, dask, numpy and then chainamp afresh (~1 s of CPU
+#: each, and again for the pool's workers), ~3 s of the run's CPU.
+FORKSERVER_PRELOAD = ["chainamp", "distributed"]
+
+
 @pytest.fixture(scope="session")
-def dask_client():
+def forkserver():
+    """The ``forkserver`` multiprocessing context shared by ``process_pool`` and ``dask_client`` (one server, which
+    imported ``FORKSERVER_PRELOAD``); stopped and reaped after both pools are shut down (it reaps the workers it
+    forked): their CPU then counts in the run's CPU line. Tasks and results are pickled exactly as with spawned
+    workers, each of which imported chainamp and pytest's ``__main__`` afresh."""
+    import multiprocessing
+    from multiprocessing import forkserver as _forkserver
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(FORKSERVER_PRELOAD)
+    try:
+        yield context
+    finally:
+        stop = getattr(_forkserver._forkserver, "_stop", None)
+        if stop is not None:
+            stop()
+
+
+@pytest.fixture(scope="session")
+def dask_client(forkserver):
     """A real ``dask.distributed.LocalCluster``: 2 worker processes, 1 thread each (not the default scheduler;
-    use ``client.get_executor()`` or ``with client.as_current():``). Skipped only when dask is missing."""
+    use ``client.get_executor()`` or ``with client.as_current():``), forked by the session's fork server (not
+    spawned: see ``FORKSERVER_PRELOAD``). Skipped only when dask is missing."""
     distributed = pytest.importorskip("distributed")
     pytest.importorskip("dask.array")
     import dask
+    import distributed.utils
 
-    with dask.config.set(DASK_QUIET):  # read when the scheduler, nannies and workers start
+    if hasattr(distributed.utils, "_forkserver_preload_set"):  # keep FORKSERVER_PRELOAD: distributed would import
+        distributed.utils._forkserver_preload_set = True  # its optional packages (pandas) here and in the server
+    with dask.config.set({**DASK_QUIET, "distributed.worker.multiprocessing-method": "forkserver"}):
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                       silence_logs=40) as cluster:
             with distributed.Client(cluster, set_as_default=False) as client:
@@ -374,24 +405,14 @@ def dask_client():
 
 
 @pytest.fixture(scope="session")
-def process_pool():
-    """A ``ProcessPoolExecutor`` with 2 workers forked by a fork server that imported chainamp once (not plain fork:
-    the session may run threads, e.g. dask's; tasks and results are pickled exactly as with spawned workers, which
-    each imported chainamp and pytest's ``__main__`` afresh)."""
-    import multiprocessing
+def process_pool(forkserver):
+    """A ``ProcessPoolExecutor`` with 2 workers forked by the session's fork server, which imported chainamp once
+    (not plain fork: the session may run threads, e.g. dask's; tasks and results are pickled exactly as with spawned
+    workers, which each imported chainamp and pytest's ``__main__`` afresh)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from multiprocessing import forkserver
-
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["chainamp"])
-    try:
-        with ProcessPoolExecutor(2, mp_context=context) as pool:
-            yield pool
-    finally:  # stop and reap the fork server (it reaps the workers): their CPU then counts in the run's CPU line
-        stop = getattr(forkserver._forkserver, "_stop", None)
-        if stop is not None:
-            stop()
+    with ProcessPoolExecutor(2, mp_context=forkserver) as pool:
+        yield pool
 
 
 # ----------------------------------------------------------------------------- what a fresh `import chainamp` loads

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 from chainamp import DP, MarkovOperator, PrivacyProfile, amplify, amplify_steps, mechanisms
-from conftest import (_INF, _excess, _hs, _mpm, _normalise, adversarial_operators, assert_all_sound,
+from conftest import (_INF, _excess, _hs, _mpm, _normalise, adversarial_operators, assert_all_sound, examples,
                       exact_pipeline_delta, worst_black_box_delta)
 
 
@@ -38,7 +38,9 @@ def _mp_precision():
 
 
 # ----------------------------------------------------------------------------- black-box inputs
-@settings(max_examples=60, deadline=None)
+# 30 examples in the default run (60 before issue 20 §6; 300 under --hypothesis-profile=ci, 60 before): the same
+# branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(30), deadline=None)
 @given(A=adversarial_operators(), eps0=st.sampled_from([0.0, 1e-12, 0.3, 1.0, 3.0, 20.0]),
        delta0=st.sampled_from([0.0, 1e-300, 1e-12, 1e-3, 0.5, 1.0]),
        target=st.sampled_from([None, 0.0, 1e-12, 1e-3, 0.3]))
@@ -149,7 +151,9 @@ def _binned_pair(kind: str, scale: float, nbins: int = 40):
     return P, Q
 
 
-@settings(max_examples=25, deadline=None)
+# 12 examples in the default run (25 before issue 20 §6; 120 under --hypothesis-profile=ci, 25 before): the same
+# branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(12), deadline=None)
 @given(A=adversarial_operators(min_n=2), kind=st.sampled_from(["laplace", "gaussian"]),
        scale=st.sampled_from([0.2, 1.0, 3.0, 0.3]), seed=st.integers(0, 2**32 - 1),
        target=st.sampled_from([1e-12, 1e-6, 1e-3, 0.1]))

@@ -23,14 +23,14 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from chainamp import DP, MarkovOperator, amplify, amplify_steps, mechanisms
 from chainamp.amplification import calibrate
 from chainamp.io import FORMAT, audit, parse_pipeline
 from chainamp.mixing import dobrushin, doeblin, ldp_guarantee, ultra_mixing
 from conftest import (_INF, _dyadic, _excess, _hs, _mpm, _mul, _normalise, adversarial_operators, assert_all_sound,
-                      exact_pipeline_delta, worst_black_box_delta)
+                      examples, exact_pipeline_delta, worst_black_box_delta)
 
 
 @pytest.fixture(autouse=True)
@@ -79,8 +79,20 @@ def finite_pipelines(draw):
     return Mop, M, K_list, K_full, K1, neighbors, pairs, target
 
 
-@settings(max_examples=80, deadline=None)
+def _shared_zero_column_pipeline():
+    """A drawn pipeline fixed: two rows of M (and of M K, K = I) are 0 in a column the third row reaches, so their
+    log-ratios hold 0 - 0 (NaN, taken as 0) in the exact profile's sorted blocks (privacy/_exact_stream.py)."""
+    M = np.array([[0.5, 0.5, 0.0], [0.25, 0.75, 0.0], [0.5, 0.0, 0.5]])
+    K1 = np.eye(3)
+    return MarkovOperator(M), M, MarkovOperator(K1), K1, K1, None, None, 1e-3
+
+
+# 40 examples in the default run (80 before issue 20 §6; 400 under --hypothesis-profile=ci, 80 before): the same
+# branches of chainamp are reached (coverage.py, branch mode, seeds 1-3), the one the 80 examples reached every time and
+# 40 did not (a column of zeros shared by two rows) by the explicit example
+@settings(max_examples=examples(40), deadline=None)
 @given(pipe=finite_pipelines())
+@example(pipe=_shared_zero_column_pipeline())
 def test_finite_mechanism_every_bound_above_exact_profile(pipe):
     Mop, M, K_list, K_full, K1, neighbors, pairs, target = pipe
     rep = amplify(Mop, K_list, neighbors=neighbors, delta=target)
@@ -142,7 +154,9 @@ def test_exact_source_with_underflowing_product():
 
 
 # ----------------------------------------------------------------------------- steps and composition rules
-@settings(max_examples=30, deadline=None)
+# 20 examples in the default run (30 before issue 20 §6; 200 under --hypothesis-profile=ci, 30
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(20), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 3), T=st.integers(2, 3),
        mpe=st.sampled_from([1, 10**9]), e0=st.sampled_from([0.5, 2.0, 8.0]),
        d0=st.sampled_from([0.0, 1e-9, 0.01]))
@@ -261,7 +275,9 @@ def test_certified_audit_claims_hold(doc_mech, steps, claims):
         assert truth <= c.delta + 4 * _excess(*ops) + mp.mpf("1e-40"), v
 
 
-@settings(max_examples=25, deadline=None)
+# 12 examples in the default run (25 before issue 20 §6; 120 under --hypothesis-profile=ci, 25
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(12), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 3), k=st.integers(2, 3),
        eps=st.sampled_from([0.0, 0.25, 1.0]), slack=st.sampled_from([0.9, 0.999999, 1.0, 1.000001, 1.5]),
        chain=st.booleans())
@@ -301,9 +317,13 @@ def test_audit_never_refutes_a_true_claim():
     assert audit(parse_pipeline(doc)).verdicts[0].status == "not certified"
 
 
-@settings(max_examples=30, deadline=None)
+# 15 examples in the default run (30 before issue 20 §6; 150 under --hypothesis-profile=ci, 30
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3), the refutation's lower
+# bound at eps = inf (one seed in five of the 30 drew it, no other default test does) by the explicit example
+@settings(max_examples=examples(15), deadline=None)
 @given(pipe=finite_pipelines(), eps=st.sampled_from([0.0, 0.3, 1.0, _INF]),
        shrink=st.sampled_from([0.5, 0.999, 1.0 - 1e-9]))
+@example(pipe=_shared_zero_column_pipeline(), eps=_INF, shrink=0.5)
 def test_audit_refutes_only_false_claims(pipe, eps, shrink):
     """Claims just below the exact value: 'refuted' must mean the truth exceeds the claim, and clearly false
     claims (half the exact delta) are still refuted."""

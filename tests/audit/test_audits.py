@@ -19,7 +19,7 @@ import chainamp as ca
 from chainamp import io as cio
 from chainamp import mechanisms
 from chainamp._numerics import Progress
-from conftest import TWO_STAGE_RR
+from conftest import TWO_STAGE_RR, examples
 from conftest import PIPELINE_HEAD as HEAD
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,7 +210,9 @@ def test_black_box_claim_not_certified_is_not_refuted(tmp_path):
     assert tight <= high.certified <= tight * (1 + 1e-6)  # searched to a certified bracket of width 1e-7
 
 
-@settings(max_examples=25, deadline=None)
+# 12 examples in the default run (25 before issue 20 §6; 120 under --hypothesis-profile=ci, 25
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(12), deadline=None)
 @given(st.integers(2, 4), st.integers(2, 3), st.data())
 def test_property_claims_below_exact_never_certified(n, m, data):
     """Soundness of the verdicts on random small pipelines: a claim below the brute-force exact

@@ -23,6 +23,7 @@ from chainamp.diffusion import (
     OrnsteinUhlenbeck,
 )
 from chainamp.errors import InvalidParameterError
+from conftest import examples
 
 #: closed form vs quadrature of Lambda(t): quad is asked for rel. 1e-10 and its error
 #: estimate is added on top, so the two differ by ~1e-10 relative; 1e-9 leaves a margin.
@@ -295,7 +296,9 @@ def test_theorem6_against_renyi_integral_by_quadrature(sg):
     assert sg.rdp(alpha, t, sens) == pytest.approx(renyi, rel=1e-8)
 
 
-@settings(max_examples=40, deadline=None)
+# 20 examples in the default run (40 before issue 20 §6; 200 under --hypothesis-profile=ci, 40
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(20), deadline=None)
 @given(theta=st.floats(0.01, 20.0), rho=st.floats(0.05, 10.0), t=st.floats(1e-3, 5.0),
        sens=st.floats(0.01, 10.0), alpha=st.floats(1.01, 64.0), frac=st.floats(0.0, 1.0))
 def test_property_ou_rdp_bounds_exact_divergence(theta, rho, t, sens, alpha, frac):

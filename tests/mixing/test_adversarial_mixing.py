@@ -18,7 +18,7 @@ import mpmath
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chainamp import MarkovOperator
@@ -26,7 +26,7 @@ from chainamp.operators import stationary_distribution
 from chainamp.privacy import hockey_stick, hockey_stick_curve, renyi_divergence
 from chainamp.errors import SolverError
 from chainamp.mixing import dobrushin, dobrushin_curve, doeblin, mixing_time, ultra_mixing
-from conftest import exact_hockey_low, exact_max_low, sixty_digits, to_mpf
+from conftest import exact_hockey_low, exact_max_low, examples, sixty_digits, to_mpf
 
 TINY = 2.0**-1074
 
@@ -322,8 +322,12 @@ def _special_matrices(draw):
     return np.array(rows)
 
 
-@settings(max_examples=60, deadline=None)
+# 30 examples in the default run (60 before issue 20 §6; 300 under --hypothesis-profile=ci, 60
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3), the ultra-mixing ratio that
+# underflows (some of the 60 drew it, no other default test does) by the explicit example
+@settings(max_examples=examples(30), deadline=None)
 @given(_special_matrices(), st.sampled_from([0.0, 1e-12, 0.7, 36.0, 700.0, 744.0, 745.5, 800.0, math.inf]))
+@example(np.array([[5e-324, 1.0], [1.0, 5e-324]]), 0.7)
 def test_small_special_values_property(M, eps):
     # small operators (exact one-pass path) and their sparse copies, every ordered pair exactly
     exact = max(exact_hockey_low(M[i].tolist(), M[j].tolist(), eps)

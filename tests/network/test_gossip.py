@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import chainamp
 from chainamp.network import NetworkPrivacy, gossip_matrix, gossip_privacy
+from conftest import examples
 
 
 # ------------------------------------------------------------------ the issue's table (alpha = 2, sigma = 1)
@@ -112,7 +113,9 @@ def test_bruteforce_hockey_stick_by_quadrature():
 
 
 # ------------------------------------------------------------------ colluders can only raise mu
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 12 examples in the default run (25 before issue 20 §6; 120 under --hypothesis-profile=ci, 25
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n=st.integers(4, 9), T=st.integers(1, 4), k=st.integers(1, 3),
        view=st.sampled_from(["received", "neighbourhood"]))
 def test_colluders_only_raise_mu(seed, n, T, k, view):

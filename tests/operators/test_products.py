@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 import chainamp as ca
 from chainamp import DP, MarkovOperator, amplify
 from chainamp.operators.products import EXACT, multiply
-from conftest import random_stochastic
+from conftest import examples, random_stochastic
 
 mp.mp.dps = 50
 
@@ -76,8 +76,10 @@ def test_row_sums_off_one_are_normalised_soundly():
     assert r.coefficients.doeblin_gamma >= 9e-10 / (1 + 9e-10)
 
 
+# 20 examples in the default run (40 before issue 20 §6; 200 under --hypothesis-profile=ci, 40
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.5, 2.0]), st.sampled_from([0.0, 1e-6]))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 def test_list_bounds_dominate_the_true_product(seed, eps, delta):
     """Coefficients used for a list of operators are >= those of the exact (mpmath) product."""
     rng = np.random.default_rng(seed)

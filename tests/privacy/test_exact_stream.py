@@ -21,6 +21,7 @@ from chainamp.errors import ResourceLimitError
 from chainamp.privacy import _exact_stream as st
 
 from _exact_reference import ReferenceProfile
+from conftest import examples
 
 EPS = np.array([0.0, 1e-9, 0.05, 0.3, 0.7, 1.0, 1.7, 2.5, 4.0, 7.0, math.inf])
 
@@ -214,7 +215,9 @@ def test_chord_bound_covers_computed_values_at_every_log_ratio():
     assert checked >= 12
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 12 examples in the default run (25 before issue 20 §6; 120 under --hypothesis-profile=ci, 25
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=hst.integers(0, 2**32 - 1), ties=hst.integers(0, 6), zeros=hst.sampled_from([0.0, 0.2]),
        eps=hst.lists(hst.floats(0.0, 6.0), min_size=1, max_size=6))
 def test_property_large_mechanisms_pruned_equal_full_and_sound(seed, ties, zeros, eps):

@@ -18,7 +18,7 @@ from chainamp.errors import InvalidMechanismError, InvalidOperatorError, Invalid
 from chainamp._numerics import BISECTION_ATOL, BISECTION_RTOL
 from chainamp.operators import MarkovOperator
 from chainamp.privacy import DP, ExactProfile, PrivacyProfile, neighbor_pairs, privacy_profile
-from conftest import krr_matrix, stochastic_matrices
+from conftest import examples, krr_matrix, stochastic_matrices
 
 EPS_GRID = [0.0, 0.05, 0.3, 0.7, 1.0, 1.5, 2.5, 4.0]
 
@@ -184,7 +184,9 @@ def test_privacy_profile_matches_double_loop(seed):
     assert isinstance(prof, ExactProfile) and prof.exact
 
 
-@settings(max_examples=40, deadline=None)
+# 20 examples in the default run (40 before issue 20 §6; 200 under --hypothesis-profile=ci, 40
+# before): the same branches of chainamp are reached (coverage.py, branch mode, seeds 1-3)
+@settings(max_examples=examples(20), deadline=None)
 @given(P=stochastic_matrices(max_n=4, max_m=5), eps=st.floats(0.0, 8.0))
 def test_privacy_profile_matches_double_loop_property(P, eps):
     prof = privacy_profile(P)

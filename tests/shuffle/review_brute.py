@@ -39,8 +39,8 @@ def worst_deltas(R: list[list[Fraction]], n: int, epss: list[float], pairs=None)
             keys = list(set(P) | set(Q))
             Pm = [_mp(P.get(h, Fraction(0))) for h in keys]
             Qm = [_mp(Q.get(h, Fraction(0))) for h in keys]
-            for i, e in enumerate(es):
-                t = mpmath.fsum(p - e * q for p, q in zip(Pm, Qm) if p > e * q)
+            for i, e in enumerate(es):  # p - e q > 0 exactly when p > e q (e q rounded once, the difference's sign kept)
+                t = mpmath.fsum(d for d in (p - e * q for p, q in zip(Pm, Qm)) if d > 0)
                 best[i] = max(best[i], t)
     return best
 

@@ -3,6 +3,7 @@ k-RR lower profile, in exact rational arithmetic."""
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -14,8 +15,19 @@ from chainamp.shuffle._pairs import roc_upper
 
 
 def _support(s, b, a: Fraction) -> Fraction:
-    """``max(0, max_k (b_k - a s_k))`` exactly."""
-    return max([Fraction(0)] + [Fraction(float(y)) - a * Fraction(float(x)) for x, y in zip(s, b)])
+    """``max(0, max_k (b_k - a s_k))`` exactly (the points' Fractions made once per point set, each value once per
+    slope: the tests query the same original points at every slope and for every rtol)."""
+    return _support_of(np.asarray(s, dtype=float).tobytes(), np.asarray(b, dtype=float).tobytes(), a)
+
+
+@functools.lru_cache(maxsize=4096)
+def _support_of(s: bytes, b: bytes, a: Fraction) -> Fraction:
+    return max([Fraction(0)] + [y - a * x for x, y in _exact_points(s, b)])
+
+
+@functools.lru_cache(maxsize=64)
+def _exact_points(s: bytes, b: bytes) -> tuple:
+    return tuple((Fraction(x), Fraction(y)) for x, y in zip(np.frombuffer(s).tolist(), np.frombuffer(b).tolist()))
 
 
 SLOPES = [Fraction(0), Fraction(1, 3), Fraction(9, 10), Fraction(1), Fraction(11, 10), Fraction(2), Fraction(5),

@@ -201,8 +201,13 @@ def _mp_delta(n: int, eps0: float, m: int, eps, sigmas: float = 45.0):
     sd = mp.sqrt(N * p * q)
     lo, hi = max(0, int(mu - sigmas * sd)), min(N, int(mu + sigmas * sd) + 1)
 
-    def binom(k, t, r):
-        return mp.binomial(k, t) * r**t * (1 - r) ** (k - t) if 0 <= t <= k else mp.mpf(0)
+    memo: dict = {}
+
+    def binom(k, t, r):  # each value once: Z[s] and Z[s + 1] share all but one of their terms
+        key = (k, t, r)
+        if key not in memo:
+            memo[key] = mp.binomial(k, t) * r**t * (1 - r) ** (k - t) if 0 <= t <= k else mp.mpf(0)
+        return memo[key]
 
     Z = {}
     for s in range(lo, hi + 1):

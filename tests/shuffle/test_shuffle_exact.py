@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -24,7 +25,13 @@ def _hockey(P: dict, Q: dict, a: Fraction) -> Fraction:
 
 
 def _shuffled(values, x: int, R) -> dict:
-    """Distribution of the histogram (tuple of counts) of all reports, user 1 holding x, others ``values``."""
+    """Distribution of the histogram (tuple of counts) of all reports, user 1 holding x, others ``values`` (read only:
+    computed once per dataset and channel, the tests query it at many a)."""
+    return _shuffled_of(tuple(values), x, tuple(tuple(row) for row in R))
+
+
+@functools.lru_cache(maxsize=4096)
+def _shuffled_of(values: tuple, x: int, R: tuple) -> dict:
     k = len(R[0])
     dist = {tuple([0] * k): Fraction(1)}
     for v in (x, *values):
@@ -42,10 +49,15 @@ def _shuffled(values, x: int, R) -> dict:
 
 def _worst(n: int, R, a: Fraction, x0: int = 0, x1: int = 1) -> Fraction:
     """max over every dataset of the other n - 1 users (multisets suffice) and both orders of H_a."""
+    return _worst_of(n, tuple(tuple(row) for row in R), a, x0, x1)
+
+
+@functools.lru_cache(maxsize=4096)
+def _worst_of(n: int, R: tuple, a: Fraction, x0: int, x1: int) -> Fraction:
     k = len(R)
     best = Fraction(0)
     for values in itertools.combinations_with_replacement(range(k), n - 1):
-        P, Q = _shuffled(values, x0, R), _shuffled(values, x1, R)
+        P, Q = _shuffled_of(values, x0, R), _shuffled_of(values, x1, R)
         best = max(best, _hockey(P, Q, a), _hockey(Q, P, a))
     return best
 
