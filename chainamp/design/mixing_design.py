@@ -44,6 +44,7 @@ like every LP solution).
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -178,7 +179,10 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         with progress_bar(2, "optimal_mixing_operator", unit="stage", progress=progress) as bar, \
                 progress_scope(progress):
             bar.set_postfix_str("symmetric closed form", refresh=False)
-            sol = symmetric.solve_mixing(problem, g, coef, max_repair)
+            try:
+                sol = symmetric.solve_mixing(problem, g, coef, max_repair)
+            except SolverError:  # gamma below chainamp's rounding of the coefficient: the constant operator
+                sol = _symmetric_constant(problem, size, labs, loss, pi, g, coef)
             bar.update(2)
         if not sol["dual_bound"] <= sol["objective"]:
             raise SolverError(f"the dual bound {sol['dual_bound']!r} exceeds the loss {sol['objective']!r} of a "
@@ -261,8 +265,12 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                              f"reports {certified:.3g}: its sum is rounded toward the safe side)")
                 certified = 0.0
         else:
-            K, lam, certified = repair(K0, certify, max_repair,
-                                       f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}")
+            try:
+                K, lam, certified = repair(K0, certify, max_repair,
+                                           f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}")
+            except SolverError:  # gamma below chainamp's rounding of the coefficient: the constant operator
+                K, lam, certified = _constant(pi @ ell), 0.0, 0.0
+                notes.append(_CONSTANT_NOTE.format(coef=coef, g=g))
         bar.update(1)
         objective = float(np.sum(C * K))
         if lam > 0.0:
@@ -276,6 +284,31 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         return DesignResult(K=Kop, objective=objective, dual_bound=dual, report=None, notes=tuple(notes), kind="mixing",
                             coefficient=coef, gamma=g, certified_gamma=float(certified), repair=lam,
                             solver=None if out is None else out.solver, status=None if out is None else out.status)
+
+
+_CONSTANT_NOTE = ("gamma = {g:g} is below the rounding error of chainamp's {coef} coefficient (about 1e-16), so no "
+                  "operator with unequal rows can be certified: K is the best constant operator (equal rows, "
+                  "coefficient exactly 0), whose loss exceeds the optimum by at most gamma times the loss's range")
+
+
+def _constant(c: np.ndarray) -> np.ndarray:
+    """The best constant operator ``1 e_{y*}^T``, ``y* = argmin_y c_y`` (``c = prior @ loss``): coefficient exactly 0."""
+    K = np.zeros((c.size, c.size))
+    K[:, int(np.argmin(c))] = 1.0
+    return K
+
+
+def _symmetric_constant(problem, size: int, labs, loss, pi: np.ndarray, g: float, coef: str) -> dict:
+    """The symmetric route's answer when no K of the form ``a I + b (J - I)`` certifies (gamma within chainamp's
+    rounding of 0; its channel with a = 1/k has rows equal only up to rounding): the best constant operator, with the
+    symmetric closed form's exact optimum (rounded down) as its bound (every feasible K loses at least that much)."""
+    check_tables(size, size, "optimal_mixing_operator")
+    ell = check_loss(loss, tuple(labs), tuple(labs))
+    K = _constant(pi @ ell)
+    bound = symmetric.loss_of(problem, symmetric.best_keep_for_coefficient(problem, Fraction(g), coef))
+    return dict(K=operator(K, tuple(labs), tuple(labs)), objective=float(np.sum(pi[:, None] * ell * K)),
+                dual_bound=symmetric.float_down(bound), certified=0.0, repair=0.0,
+                notes=(_CONSTANT_NOTE.format(coef=coef, g=g),))
 
 
 def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas_atol: float, verbose: bool, bar,
