@@ -44,6 +44,8 @@ like every LP solution).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -325,8 +327,15 @@ def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas
         bar.set_postfix_str(f"certificate: round {rounds}, {pairs:,} pairs, bound {bound:.6g} of {target:.6g}",
                             refresh=False)  # shown by the bar's own clock (none before its delay)
 
-    out = lp_dobrushin.solve_pairs(C, g, max_nonzeros, target=target, rtol=gap_rtol, verbose=verbose,
+    # HiGHS takes costs of 1e20 and more for infinite (status 'Unknown') and loses costs far below its tolerances: it
+    # solves C scaled by a power of two to a largest entry in [0.5, 1); the bound is recomputed on C itself with the
+    # multipliers scaled back (valid for any multipliers, so whatever the scaled entries lost to underflow)
+    top = float(C.max())
+    s = math.ldexp(1.0, -math.frexp(top)[1]) if 0.0 < top < math.inf else 1.0
+    out = lp_dobrushin.solve_pairs(C * s, g, max_nonzeros, target=target * s, rtol=gap_rtol, verbose=verbose,
                                    on_round=on_round)
+    if s != 1.0:
+        out = dataclasses.replace(out, lam=out.lam / s, bound=duals.dobrushin_bound(C, out.pairs, out.lam / s, g))
     total = n * (n - 1) // 2
     if out.certified:
         notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is "

@@ -56,3 +56,32 @@ def test_tiny_gamma_random_loss_certify(gamma):
     floor = c.min() - gamma * float(np.sum(p * (L.max(axis=1) - L.min(axis=1))))
     assert r.dual_bound <= r.objective
     assert r.objective <= floor + 1e-12
+
+
+@pytest.mark.parametrize("scale", [1e25, 1e300, 1e-300], ids=["1e25", "1e300", "1e-300"])
+@pytest.mark.parametrize("gamma", [0.3, 0.999])
+def test_certify_route_at_huge_and_tiny_magnitudes(scale, gamma):
+    # before the fix: HiGHS took costs >= 1e20 for infinite (status 'Unknown', SolverError), and at 1e-300 its answer
+    # was the closed form without the multipliers pricing anything; the scaled route must match the unscaled one
+    rng = np.random.default_rng(11)
+    L, p = rng.random((5, 5)) + np.eye(5)[::-1], rng.dirichlet(np.ones(5))
+    ref = optimal_mixing_operator(5, gamma, loss=L, prior=p, formulation="certify", progress=False)
+    r = optimal_mixing_operator(5, gamma, loss=L * scale, prior=p, formulation="certify", progress=False)
+    assert dobrushin(r.K).gamma <= gamma
+    assert r.dual_bound <= r.objective
+    assert r.objective == pytest.approx(ref.objective * scale, rel=1e-9)
+    assert r.dual_bound == pytest.approx(ref.dual_bound * scale, rel=1e-6)
+    # the bound is below the exact loss of the returned K (in Fractions: every feasible K loses at least the bound)
+    K = np.asarray(r.K.matrix)
+    exact = sum(Fraction(float(p[x])) * Fraction(float(L[x, y] * scale)) * Fraction(float(K[x, y]))
+                for x in range(5) for y in range(5))
+    assert Fraction(r.dual_bound) <= exact
+
+
+def test_bound_never_nan_on_overflow():
+    from chainamp.design import duals
+    C = np.full((2, 2), 1.5e308)
+    lam = np.zeros((1, 2))  # the sum of the row minima overflows: inf - inf
+    with np.errstate(over="ignore", invalid="ignore"):  # before the fix: NaN (max(NaN, 0.0) is NaN)
+        b = duals.dobrushin_bound(C, np.array([[0, 1]]), lam, 0.5)
+    assert b == 0.0
