@@ -82,8 +82,11 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     linear programs of the module docstring; Definition 1 of Balle et al. 2019), solved with cvxpy;
     only an ``OPTIMAL`` status is trusted. The solver's K is clipped and renormalised and its
     coefficient recomputed by chainamp (:func:`chainamp.dobrushin` / :func:`chainamp.doeblin`); if
-    rounding puts it above gamma, K is mixed toward uniform rows, ``(1 - lam) K + lam J / n``, which
-    scales both coefficients by ``1 - lam``, with the smallest lam (short search) chainamp certifies.
+    rounding puts it above gamma, K is mixed toward the best constant operator, ``(1 - lam) K + lam 1 e_y*^T``
+    (``y*`` the output of least expected loss), which scales both coefficients by ``1 - lam`` like uniform rows
+    but costs the least (on the closed form it is the closed form at ``gamma (1 - lam)``), with the smallest lam
+    (short search) chainamp certifies; when gamma is within chainamp's rounding of 0 and no lam <= design_max_repair
+    certifies, the best constant operator itself (coefficient exactly 0).
 
     ``dual_bound`` is a certified lower bound on every feasible K's loss from the solver's multipliers
     ``lambda >= 0`` of the coupling inequalities (row sums and the auxiliary sets kept hard):
@@ -203,6 +206,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         C = pi[:, None] * ell
         notes = []
         out = None
+        fallback = None
         if closed and g > 0.0:  # Doeblin, any loss and prior: gamma D + (1 - gamma) 1 e_{y*}^T (module docstring)
             K0 = np.zeros((size, size))
             K0[np.arange(size), np.argmin(C, axis=1)] = g
@@ -226,6 +230,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                                    "Doeblin coefficient <= gamma implies a Dobrushin coefficient <= gamma, so that K "
                                    "is feasible here too, though not always optimal)", memory=False)
             K0, dual, out = _certified(C, g, max_lp_nonzeros, gap_rtol, feas_atol, loud_cuts, bar, notes)
+            fallback = _closed_form(C, g)  # kept when the LP's K loses more than it once repaired
         elif cuts:  # Dobrushin: the LP by constraint generation with HiGHS (design/lp_dobrushin.py)
             def on_round(rounds: int, entries: int, excess: float) -> None:
                 # refresh=False: shown by the bar's own clock (nothing before its delay)
@@ -267,17 +272,36 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                              f"reports {certified:.3g}: its sum is rounded toward the safe side)")
                 certified = 0.0
         else:
+            best = _constant(pi @ ell)
+
+            def toward_best(M: np.ndarray, w: float) -> np.ndarray:
+                # (1 - w) K + w 1 e_{y*}^T scales every coefficient by 1 - w, like uniform rows, but costs the least:
+                # on the closed form it is the closed form at gamma (1 - w), its loss off by about w gamma
+                return M if w == 0.0 else (1.0 - w) * M + w * best
+
             try:
                 K, lam, certified = repair(K0, certify, max_repair,
-                                           f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}")
+                                           f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}",
+                                           mix=toward_best)
             except SolverError:  # gamma below chainamp's rounding of the coefficient: the constant operator
                 K, lam, certified = _constant(pi @ ell), 0.0, 0.0
                 notes.append(_CONSTANT_NOTE.format(coef=coef, g=g))
+            if fallback is not None and lam > 0.0 and not np.array_equal(K0, fallback):
+                # the LP's K beat K_D before its repair (mixing toward the best constant operator to absorb the solver's tolerance,
+                # up to n times 1e-7 in total variation) but may not after it: K_D, certified the same way, if better
+                try:
+                    K2, lam2, cert2 = repair(fallback, certify, max_repair, "", mix=toward_best)
+                except SolverError:
+                    K2 = None
+                if K2 is not None and float(np.sum(C * K2)) < float(np.sum(C * K)):
+                    K, lam, certified, K0 = K2, lam2, cert2, fallback
+                    notes.append("the LP's K, once repaired, lost more than the Doeblin closed form: K is the closed "
+                                 "form")
         bar.update(1)
         objective = float(np.sum(C * K))
         if lam > 0.0:
-            notes.append(f"the LP's K was mixed toward uniform rows with weight lam = {lam:.3g}, (1 - lam) K + "
-                         f"lam J / n, so that chainamp's {coef} coefficient is <= gamma (expected loss "
+            notes.append(f"K was mixed toward the best constant operator with weight lam = {lam:.3g}, (1 - lam) K + "
+                         f"lam 1 e_y*^T, so that chainamp's {coef} coefficient is <= gamma (expected loss "
                          f"+{fmt_number(objective - float(np.sum(C * K0)))})")
         if not dual <= objective:
             raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
@@ -313,14 +337,21 @@ def _symmetric_constant(problem, size: int, labs, loss, pi: np.ndarray, g: float
                 notes=(_CONSTANT_NOTE.format(coef=coef, g=g),))
 
 
+def _closed_form(C: np.ndarray, g: float) -> np.ndarray:
+    """The Doeblin closed form ``K_D = gamma D + (1 - gamma) 1 e_{y*}^T`` (D the Bayes rule of ``C``)."""
+    n = C.shape[0]
+    K_D = np.zeros((n, n))
+    K_D[np.arange(n), np.argmin(C, axis=1)] = g
+    K_D[:, int(np.argmin(C.sum(axis=0)))] += 1.0 - g
+    return K_D
+
+
 def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas_atol: float, verbose: bool, bar,
                notes: list) -> tuple:
     """``formulation="certify"``: the Doeblin closed form ``K_D`` with a certified bound from generated pairs, or the
     LP's optimum when the bound falls short of ``K_D``'s loss (module docstring). Returns (K, bound, outcome)."""
     n = C.shape[0]
-    K_D = np.zeros((n, n))
-    K_D[np.arange(n), np.argmin(C, axis=1)] = g
-    K_D[:, int(np.argmin(C.sum(axis=0)))] += 1.0 - g
+    K_D = _closed_form(C, g)
     target = float(np.sum(C * K_D))
 
     def on_round(rounds: int, pairs: int, excess: float, bound: float) -> None:
