@@ -251,12 +251,13 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
             pairs = np.stack(np.triu_indices(size, 1), axis=1).astype(int)  # (0, 1), (0, 2), ..., row by row
             from .lp import mixing_lp
 
-            out = mixing_lp(C, g, coef, pairs, solver_name, loud)
+            s = _power_of_two_scale(C)  # solvers ignore costs far below their tolerances, take 1e20+ for infinite
+            out = mixing_lp(C * s, g, coef, pairs, solver_name, loud)
             K0 = stochastic(out.K, feas_atol)
             if coef == "dobrushin":
-                dual = duals.dobrushin_bound(C, pairs, out.lam, g)
+                dual = duals.dobrushin_bound(C, pairs, out.lam / s, g)
             else:
-                dual = duals.doeblin_bound(C, out.lam, g)
+                dual = duals.doeblin_bound(C, out.lam / s, g)
         bar.update(1)
         bar.set_postfix_str(f"certifying K (chainamp.{coef})", refresh=False)
         measure = dobrushin if coef == "dobrushin" else doeblin
@@ -337,6 +338,13 @@ def _symmetric_constant(problem, size: int, labs, loss, pi: np.ndarray, g: float
                 notes=(_CONSTANT_NOTE.format(coef=coef, g=g),))
 
 
+def _power_of_two_scale(C: np.ndarray) -> float:
+    """A power of two s with ``max C * s`` in [0.5, 1) (exact scaling; 1 for an all-zero C): the LP is solved on ``C s``
+    and its multipliers divided by s (the bounds are recomputed on C and hold for any multipliers)."""
+    top = float(C.max())
+    return math.ldexp(1.0, -math.frexp(top)[1]) if 0.0 < top < math.inf else 1.0
+
+
 def _closed_form(C: np.ndarray, g: float) -> np.ndarray:
     """The Doeblin closed form ``K_D = gamma D + (1 - gamma) 1 e_{y*}^T`` (D the Bayes rule of ``C``)."""
     n = C.shape[0]
@@ -361,8 +369,7 @@ def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas
     # HiGHS takes costs of 1e20 and more for infinite (status 'Unknown') and loses costs far below its tolerances: it
     # solves C scaled by a power of two to a largest entry in [0.5, 1); the bound is recomputed on C itself with the
     # multipliers scaled back (valid for any multipliers, so whatever the scaled entries lost to underflow)
-    top = float(C.max())
-    s = math.ldexp(1.0, -math.frexp(top)[1]) if 0.0 < top < math.inf else 1.0
+    s = _power_of_two_scale(C)
     out = lp_dobrushin.solve_pairs(C * s, g, max_nonzeros, target=target * s, rtol=gap_rtol, verbose=verbose,
                                    on_round=on_round)
     if s != 1.0:

@@ -163,3 +163,18 @@ def test_declared_optimal_closed_form_within_gap_rtol(gamma, coefficient, formul
     measure = dobrushin if coefficient == "dobrushin" else doeblin
     assert measure(r.K).gamma <= gamma
     assert r.dual_bound <= r.objective <= r.dual_bound * (1 + 1e-7)
+
+
+@pytest.mark.parametrize("coefficient", ["dobrushin", "doeblin"])
+@pytest.mark.parametrize("scale", [1e-300, 1e25])
+def test_full_lp_at_tiny_and_huge_magnitudes(scale, coefficient):
+    # before the fix: the cvxpy LP failed at 1e25 (HiGHS takes costs >= 1e20 for infinite; cvxpy status UNKNOWN)
+    rng = np.random.default_rng(5)
+    L, p = rng.random((5, 5)), rng.dirichlet(np.ones(5))
+    ref = optimal_mixing_operator(5, 1.0 if coefficient == "dobrushin" else 0.4, coefficient=coefficient, loss=L,
+                                  prior=p, formulation="lp", progress=False)
+    r = optimal_mixing_operator(5, ref.gamma, coefficient=coefficient, loss=L * scale, prior=p, formulation="lp",
+                                progress=False)
+    assert r.dual_bound <= r.objective
+    assert r.objective == pytest.approx(ref.objective * scale, rel=1e-7)
+    assert r.dual_bound == pytest.approx(ref.dual_bound * scale, rel=1e-6)
