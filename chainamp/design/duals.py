@@ -37,6 +37,8 @@ def _rounded_down(G: np.ndarray, G_abs: np.ndarray, const: float, const_abs: flo
     value = float(np.sum(G.min(axis=1))) + const
     size = float(np.sum(G_abs.max(axis=1))) + const_abs + abs(value)
     bumped = value - 2.0 * (n_ops + 2) * UNIT_ROUNDOFF * size
+    if not math.isfinite(bumped):  # an overflow (inf - inf is NaN, and max(NaN, 0.0) is NaN): 0 is always a bound
+        return 0.0
     return max(math.nextafter(bumped, -math.inf), 0.0)
 
 

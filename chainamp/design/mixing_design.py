@@ -38,14 +38,17 @@ certificate is the Lagrangian bound of :func:`chainamp.design.duals.dobrushin_bo
 per ordered pair chosen from the loss, re-solved with the violated pairs' separating cuts for a round or two
 (:func:`chainamp.design.lp_dobrushin_sets.certify_by_sets`: n = 40 in 0.2-0.6 s). Otherwise the pairs of the LP are
 generated a few per row and round (:func:`chainamp.design.lp_dobrushin.solve_pairs`), and as soon as the bound,
-recomputed in numpy and rounded down, is within ``design_gap_rtol * L_D`` of ``L_D``, ``K_D`` is returned with that bound (optimal up to the
-reported gap). When it is not (the Fano loss), the generation goes on until the relaxation's K
+recomputed in numpy and rounded down, is within ``design_gap_rtol * L_D`` of ``L_D``, ``K_D`` is returned with that
+bound (optimal up to the reported gap). When it is not (the Fano loss), the generation goes on until the relaxation's K
 violates no pair; that K is then the LP's optimum and is returned if it beats ``K_D`` (it is repaired and certified
 like every LP solution).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -81,8 +84,11 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     linear programs of the module docstring; Definition 1 of Balle et al. 2019), solved with cvxpy;
     only an ``OPTIMAL`` status is trusted. The solver's K is clipped and renormalised and its
     coefficient recomputed by chainamp (:func:`chainamp.dobrushin` / :func:`chainamp.doeblin`); if
-    rounding puts it above gamma, K is mixed toward uniform rows, ``(1 - lam) K + lam J / n``, which
-    scales both coefficients by ``1 - lam``, with the smallest lam (short search) chainamp certifies.
+    rounding puts it above gamma, K is mixed toward the best constant operator, ``(1 - lam) K + lam 1 e_y*^T``
+    (``y*`` the output of least expected loss), which scales both coefficients by ``1 - lam`` like uniform rows
+    but costs the least (on the closed form it is the closed form at ``gamma (1 - lam)``), with the smallest lam
+    (short search) chainamp certifies; when gamma is within chainamp's rounding of 0 and no lam <= design_max_repair
+    certifies, the best constant operator itself (coefficient exactly 0).
 
     ``dual_bound`` is a certified lower bound on every feasible K's loss from the solver's multipliers
     ``lambda >= 0`` of the coupling inequalities (row sums and the auxiliary sets kept hard):
@@ -180,7 +186,10 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         with progress_bar(2, "optimal_mixing_operator", unit="stage", progress=progress) as bar, \
                 progress_scope(progress):
             bar.set_postfix_str("symmetric closed form", refresh=False)
-            sol = symmetric.solve_mixing(problem, g, coef, max_repair)
+            try:
+                sol = symmetric.solve_mixing(problem, g, coef, max_repair)
+            except SolverError:  # gamma below chainamp's rounding of the coefficient: the constant operator
+                sol = _symmetric_constant(problem, size, labs, loss, pi, g, coef)
             bar.update(2)
         if not sol["dual_bound"] <= sol["objective"]:
             raise SolverError(f"the dual bound {sol['dual_bound']!r} exceeds the loss {sol['objective']!r} of a "
@@ -199,6 +208,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         C = pi[:, None] * ell
         notes = []
         out = None
+        fallback = None
         if closed and g > 0.0:  # Doeblin, any loss and prior: gamma D + (1 - gamma) 1 e_{y*}^T (module docstring)
             K0 = np.zeros((size, size))
             K0[np.arange(size), np.argmin(C, axis=1)] = g
@@ -222,6 +232,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                                    "Doeblin coefficient <= gamma implies a Dobrushin coefficient <= gamma, so that K "
                                    "is feasible here too, though not always optimal)", memory=False)
             K0, dual, out = _certified(C, g, max_lp_nonzeros, gap_rtol, feas_atol, loud_cuts, bar, notes)
+            fallback = _closed_form(C, g)  # kept when the LP's K loses more than it once repaired
         elif cuts:  # Dobrushin: the LP by constraint generation with HiGHS (design/lp_dobrushin.py)
             def on_round(rounds: int, entries: int, excess: float) -> None:
                 # refresh=False: shown by the bar's own clock (nothing before its delay)
@@ -242,12 +253,13 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
             pairs = np.stack(np.triu_indices(size, 1), axis=1).astype(int)  # (0, 1), (0, 2), ..., row by row
             from .lp import mixing_lp
 
-            out = mixing_lp(C, g, coef, pairs, solver_name, loud)
+            s = _power_of_two_scale(C)  # solvers ignore costs far below their tolerances, take 1e20+ for infinite
+            out = mixing_lp(C * s, g, coef, pairs, solver_name, loud)
             K0 = stochastic(out.K, feas_atol)
             if coef == "dobrushin":
-                dual = duals.dobrushin_bound(C, pairs, out.lam, g)
+                dual = duals.dobrushin_bound(C, pairs, out.lam / s, g)
             else:
-                dual = duals.doeblin_bound(C, out.lam, g)
+                dual = duals.doeblin_bound(C, out.lam / s, g)
         bar.update(1)
         bar.set_postfix_str(f"certifying K (chainamp.{coef})", refresh=False)
         measure = dobrushin if coef == "dobrushin" else doeblin
@@ -263,13 +275,37 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                              f"reports {certified:.3g}: its sum is rounded toward the safe side)")
                 certified = 0.0
         else:
-            K, lam, certified = repair(K0, certify, max_repair,
-                                       f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}")
+            best = _constant(pi @ ell)
+
+            def toward_best(M: np.ndarray, w: float) -> np.ndarray:
+                # (1 - w) K + w 1 e_{y*}^T scales every coefficient by 1 - w, like uniform rows, but costs the least:
+                # on the closed form it is the closed form at gamma (1 - w), its loss off by about w gamma
+                return M if w == 0.0 else (1.0 - w) * M + w * best
+
+            try:
+                K, lam, certified = repair(K0, certify, max_repair,
+                                           f"chainamp's {coef} coefficient of K exceeds gamma = {g:g}",
+                                           mix=toward_best)
+            except SolverError:  # gamma below chainamp's rounding of the coefficient: the constant operator
+                K, lam, certified = _constant(pi @ ell), 0.0, 0.0
+                notes.append(_CONSTANT_NOTE.format(coef=coef, g=g))
+            if fallback is not None and lam > 0.0 and not np.array_equal(K0, fallback):
+                # the LP's K beat K_D before its repair (mixing toward the best constant operator to absorb the
+                # solver's tolerance, up to n times 1e-7 in total variation) but may not after it: K_D, certified the
+                # same way, if better
+                try:
+                    K2, lam2, cert2 = repair(fallback, certify, max_repair, "", mix=toward_best)
+                except SolverError:
+                    K2 = None
+                if K2 is not None and float(np.sum(C * K2)) < float(np.sum(C * K)):
+                    K, lam, certified, K0 = K2, lam2, cert2, fallback
+                    notes.append("the LP's K, once repaired, lost more than the Doeblin closed form: K is the closed "
+                                 "form")
         bar.update(1)
         objective = float(np.sum(C * K))
         if lam > 0.0:
-            notes.append(f"the LP's K was mixed toward uniform rows with weight lam = {lam:.3g}, (1 - lam) K + "
-                         f"lam J / n, so that chainamp's {coef} coefficient is <= gamma (expected loss "
+            notes.append(f"K was mixed toward the best constant operator with weight lam = {lam:.3g}, (1 - lam) K + "
+                         f"lam 1 e_y*^T, so that chainamp's {coef} coefficient is <= gamma (expected loss "
                          f"+{fmt_number(objective - float(np.sum(C * K0)))})")
         if not dual <= objective:
             raise SolverError(f"the dual bound {dual!r} exceeds the loss {objective!r} of a certified K: inconsistent")
@@ -280,31 +316,80 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
                             solver=None if out is None else out.solver, status=None if out is None else out.status)
 
 
+_CONSTANT_NOTE = ("gamma = {g:g} is below the rounding error of chainamp's {coef} coefficient (about 1e-16), so no "
+                  "operator with unequal rows can be certified: K is the best constant operator (equal rows, "
+                  "coefficient exactly 0), whose loss exceeds the optimum by at most gamma times the loss's range")
+
+
+def _constant(c: np.ndarray) -> np.ndarray:
+    """The best constant operator ``1 e_{y*}^T``, ``y* = argmin_y c_y`` (``c = prior @ loss``): coefficient exactly
+    0."""
+    K = np.zeros((c.size, c.size))
+    K[:, int(np.argmin(c))] = 1.0
+    return K
+
+
+def _symmetric_constant(problem, size: int, labs, loss, pi: np.ndarray, g: float, coef: str) -> dict:
+    """The symmetric route's answer when no K of the form ``a I + b (J - I)`` certifies (gamma within chainamp's
+    rounding of 0; its channel with a = 1/k has rows equal only up to rounding): the best constant operator, with the
+    symmetric closed form's exact optimum (rounded down) as its bound (every feasible K loses at least that much)."""
+    check_tables(size, size, "optimal_mixing_operator")
+    ell = check_loss(loss, tuple(labs), tuple(labs))
+    K = _constant(pi @ ell)
+    bound = symmetric.loss_of(problem, symmetric.best_keep_for_coefficient(problem, Fraction(g), coef))
+    return dict(K=operator(K, tuple(labs), tuple(labs)), objective=float(np.sum(pi[:, None] * ell * K)),
+                dual_bound=symmetric.float_down(bound), certified=0.0, repair=0.0,
+                notes=(_CONSTANT_NOTE.format(coef=coef, g=g),))
+
+
+def _power_of_two_scale(C: np.ndarray) -> float:
+    """A power of two s with ``max C * s`` in [0.5, 1) (exact scaling; 1 for an all-zero C): the LP is solved on ``C s``
+    and its multipliers divided by s (the bounds are recomputed on C and hold for any multipliers)."""
+    top = float(C.max())
+    return math.ldexp(1.0, -math.frexp(top)[1]) if 0.0 < top < math.inf else 1.0
+
+
+def _closed_form(C: np.ndarray, g: float) -> np.ndarray:
+    """The Doeblin closed form ``K_D = gamma D + (1 - gamma) 1 e_{y*}^T`` (D the Bayes rule of ``C``)."""
+    n = C.shape[0]
+    K_D = np.zeros((n, n))
+    K_D[np.arange(n), np.argmin(C, axis=1)] = g
+    K_D[:, int(np.argmin(C.sum(axis=0)))] += 1.0 - g
+    return K_D
+
+
 def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas_atol: float, verbose: bool, bar,
                notes: list) -> tuple:
     """``formulation="certify"``: the Doeblin closed form ``K_D`` with a certified bound from generated pairs, or the
     LP's optimum when the bound falls short of ``K_D``'s loss (module docstring). Returns (K, bound, outcome)."""
     n = C.shape[0]
-    K_D = np.zeros((n, n))
-    K_D[np.arange(n), np.argmin(C, axis=1)] = g
-    K_D[:, int(np.argmin(C.sum(axis=0)))] += 1.0 - g
+    K_D = _closed_form(C, g)
     target = float(np.sum(C * K_D))
 
     def on_round(rounds: int, pairs: int, excess: float, bound: float) -> None:
         bar.set_postfix_str(f"certificate: round {rounds}, {pairs:,} pairs, bound {bound:.6g} of {target:.6g}",
                             refresh=False)  # shown by the bar's own clock (none before its delay)
 
+    # HiGHS takes costs of 1e20 and more for infinite (status 'Unknown') and loses costs far below its tolerances: it
+    # solves C scaled by a power of two to a largest entry in [0.5, 1); the bound is recomputed on C itself with the
+    # multipliers scaled back (valid for any multipliers, so whatever the scaled entries lost to underflow)
+    s = _power_of_two_scale(C)
     total = n * (n - 1) // 2
-    quick = lp_dobrushin_sets.certify_by_sets(C, g, target, gap_rtol, verbose=verbose, max_nonzeros=min(
+    quick = lp_dobrushin_sets.certify_by_sets(C * s, g, target * s, gap_rtol, verbose=verbose, max_nonzeros=min(
         max_nonzeros, lp_dobrushin_sets.SETS_MAX_NONZEROS), on_round=on_round)
-    if quick is not None:
+    if quick is not None and s != 1.0:
+        quick = dataclasses.replace(quick, lam=quick.lam / s, bound=duals.dobrushin_bound(C, quick.pairs,
+                                                                                            quick.lam / s, g))
+    if quick is not None and target - quick.bound <= gap_rtol * target:
         notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is "
                      f"at most its Doeblin coefficient) is optimal: multipliers on {quick.entries:,} subset cuts of "
                      f"{quick.pairs.shape[0]:,} ordered pairs ({quick.rounds} rounds, HiGHS) certify that no K loses "
                      f"less than its loss, within design_gap_rtol = {gap_rtol:g}")
         return K_D, quick.bound, quick
-    out = lp_dobrushin.solve_pairs(C, g, max_nonzeros, target=target, rtol=gap_rtol, verbose=verbose,
+    out = lp_dobrushin.solve_pairs(C * s, g, max_nonzeros, target=target * s, rtol=gap_rtol, verbose=verbose,
                                    on_round=on_round)
+    if s != 1.0:
+        out = dataclasses.replace(out, lam=out.lam / s, bound=duals.dobrushin_bound(C, out.pairs, out.lam / s, g))
     if out.certified:
         notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is "
                      f"at most its Doeblin coefficient) is optimal: multipliers on {out.pairs.shape[0]:,} of {total:,} "

@@ -293,8 +293,9 @@ def mixing_time(K: MarkovOperator, eps: float = 0.25, *, max_steps: int = 2**40,
                 break
             powers.append(product(last, last, len(powers) - 1))
         if len(powers) == 1:
-            return 1
-        acc, t, acc_bound = powers[-2], span // 2, bounds[-1]  # gamma(K^t) > eps >= gamma(K^(2t))
+            t = 0  # gamma(K) <= eps: one step (still checked against max_steps below)
+        else:
+            acc, t, acc_bound = powers[-2], span // 2, bounds[-1]  # gamma(K^t) > eps >= gamma(K^(2t))
         for j in range(len(powers) - 3, -1, -1):
             if submultiplicative(acc_bound, bounds[j], K.shape[0]) <= e:
                 continue  # gamma(acc powers[j]) <= eps without forming the product
