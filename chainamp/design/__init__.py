@@ -19,8 +19,6 @@ carries a certified lower bound on every K's loss (weak Lagrangian duality, in n
 * :mod:`.lp_dobrushin`: the Dobrushin mixing LP by constraint generation (HiGHS through highspy, warm started): on
   its auxiliary entries (``formulation="cuts"``), or on whole pairs stopping once the multipliers certify the Doeblin
   closed form (``formulation="certify"``, the default for a loss not invariant under relabelling).
-* :mod:`.lp_dobrushin_sets`: the certificate ``"certify"`` tries first up to about n = 75, one subset cut per
-  ordered pair chosen from the loss (HiGHS through highspy).
 """
 
 from .result import *  # noqa: F401,F403

@@ -34,12 +34,10 @@ bounds the Dobrushin optimum from above. It is often the optimum (measured on un
 priors, gamma = 0.4: 7 of 8 at n = 6, 5 of 6 at n = 12, 4 of 4 at n = 20, every one tried at n = 40-60) but not
 always (those exceptions; the Fano-plane loss, where rows uniform on the lines have pairwise TV 2/3 and loss 0). The
 certificate is the Lagrangian bound of :func:`chainamp.design.duals.dobrushin_bound`, valid for *any* multipliers
-``lambda >= 0`` and so for multipliers on a few pairs only (the others 0). First, up to about n = 75, one subset cut
-per ordered pair chosen from the loss, re-solved with the violated pairs' separating cuts for a round or two
-(:func:`chainamp.design.lp_dobrushin_sets.certify_by_sets`: n = 40 in 0.2-0.6 s). Otherwise the pairs of the LP are
-generated a few per row and round (:func:`chainamp.design.lp_dobrushin.solve_pairs`), and as soon as the bound,
-recomputed in numpy and rounded down, is within ``design_gap_rtol * L_D`` of ``L_D``, ``K_D`` is returned with that
-bound (optimal up to the reported gap). When it is not (the Fano loss), the generation goes on until the relaxation's K
+``lambda >= 0`` and so for multipliers on a few pairs only (the others 0): the pairs of the LP are generated a few per
+row and round (:func:`chainamp.design.lp_dobrushin.solve_pairs`), and as soon as the bound, recomputed in numpy and
+rounded down, is within ``design_gap_rtol * L_D`` of ``L_D``, ``K_D`` is returned with that bound (optimal up to the
+reported gap). When it is not (the Fano loss), the generation goes on until the relaxation's K
 violates no pair; that K is then the LP's optimum and is returned if it beats ``K_D`` (it is repaired and certified
 like every LP solution).
 """
@@ -59,7 +57,7 @@ from .._numerics import (DESIGN_GAP_RTOL, DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REP
 from ..errors import InvalidParameterError, SolverError
 from ..mixing import dobrushin, doeblin
 from ..operators import MarkovOperator
-from . import duals, lp_dobrushin, lp_dobrushin_sets, symmetric
+from . import duals, lp_dobrushin, symmetric
 from .common import (check_flags, check_labels, check_lp_size, check_tables, check_tolerances, check_loss, check_prior,
                      operator, repair, stochastic)
 from .result import DesignResult
@@ -149,7 +147,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     >>> rng = np.random.default_rng(0)                # a loss and prior not invariant under relabelling
     >>> r = optimal_mixing_operator(6, 0.4, loss=rng.random((6, 6)), prior=rng.dirichlet(np.ones(6)), progress=False)
     >>> r.solver, r.gap <= 1e-7 * r.objective         # the Doeblin closed form, certified optimal
-    ('HiGHS (subset cuts)', True)
+    ('HiGHS (pair generation)', True)
     """
     size = check_int(n, "n", minimum=2)
     g = check_probability(gamma, "gamma")
@@ -374,22 +372,11 @@ def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas
     # solves C scaled by a power of two to a largest entry in [0.5, 1); the bound is recomputed on C itself with the
     # multipliers scaled back (valid for any multipliers, so whatever the scaled entries lost to underflow)
     s = _power_of_two_scale(C)
-    total = n * (n - 1) // 2
-    quick = lp_dobrushin_sets.certify_by_sets(C * s, g, target * s, gap_rtol, verbose=verbose, max_nonzeros=min(
-        max_nonzeros, lp_dobrushin_sets.SETS_MAX_NONZEROS), on_round=on_round)
-    if quick is not None and s != 1.0:
-        quick = dataclasses.replace(quick, lam=quick.lam / s, bound=duals.dobrushin_bound(C, quick.pairs,
-                                                                                            quick.lam / s, g))
-    if quick is not None and target - quick.bound <= gap_rtol * target:
-        notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is "
-                     f"at most its Doeblin coefficient) is optimal: multipliers on {quick.entries:,} subset cuts of "
-                     f"{quick.pairs.shape[0]:,} ordered pairs ({quick.rounds} rounds, HiGHS) certify that no K loses "
-                     f"less than its loss, within design_gap_rtol = {gap_rtol:g}")
-        return K_D, quick.bound, quick
     out = lp_dobrushin.solve_pairs(C * s, g, max_nonzeros, target=target * s, rtol=gap_rtol, verbose=verbose,
                                    on_round=on_round)
     if s != 1.0:
         out = dataclasses.replace(out, lam=out.lam / s, bound=duals.dobrushin_bound(C, out.pairs, out.lam / s, g))
+    total = n * (n - 1) // 2
     if out.certified:
         notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is "
                      f"at most its Doeblin coefficient) is optimal: multipliers on {out.pairs.shape[0]:,} of {total:,} "

@@ -131,15 +131,7 @@ def child_rows(args, kind: str, sizes) -> None:
                   f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0:>9.0f}{os.getloadavg()[0]:>6.2f}")
 
 
-def child_pairs(n: int) -> None:
-    """The default route with its quick subset-cut attempt switched off (``--child-pairs N``): the pair route alone."""
-    from chainamp.design import lp_dobrushin_sets
-
-    lp_dobrushin_sets.SETS_MAX_NONZEROS = 0
-    child_certify(n, "pairs only")
-
-
-def child_certify(n: int, what: str = "certify") -> None:
+def child_certify(n: int) -> None:
     """One default-route (certified closed form) Dobrushin design (``--child-certify N``), printed as a row."""
     rng = np.random.default_rng(n)  # the same loss and prior as the LP rows at this N
     loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
@@ -147,8 +139,7 @@ def child_certify(n: int, what: str = "certify") -> None:
     secs, r, mb = traced(lambda: optimal_mixing_operator(n, 0.4, loss=loss, prior=prior, max_lp_nonzeros=10**9,
                                                          progress=False), trace_below=10.0)
     how = "K_D" if "is optimal: multipliers" in r.notes[0] else "LP"
-    via = "sets" if r.solver == "HiGHS (subset cuts)" else "pairs"
-    row(f"mixing dobrushin N = {n}, random ({what} {how} by {via}, gap {r.gap:.0e})", secs, r, mb)
+    row(f"mixing dobrushin N = {n}, random (certify {how}, gap {r.gap:.0e})", secs, r, mb)
 
 
 def mixing_rows(args) -> None:
@@ -164,7 +155,6 @@ def mixing_rows(args) -> None:
     row(f"mixing dobrushin N = {n}, random loss ({r.solver}, cvxpy)", secs, r, mb)
     child_rows(args, "cuts", [40])
     child_rows(args, "certify", args.certify_n)
-    child_rows(args, "pairs", [m for m in args.certify_n if m <= 60])
 
 
 def child_cuts(n: int) -> None:
@@ -191,16 +181,12 @@ def main() -> None:
     parser.add_argument("--only-mixing", action="store_true", help="only the non-invariant Dobrushin rows")
     parser.add_argument("--child-cuts", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child-certify", type=int, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--child-pairs", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_cuts is not None:
         child_cuts(args.child_cuts)
         return
     if args.child_certify is not None:
         child_certify(args.child_certify)
-        return
-    if args.child_pairs is not None:
-        child_pairs(args.child_pairs)
         return
     if args.only_mixing:
         print(f"design benchmark (Dobrushin, random loss); load average {os.getloadavg()[0]:.2f} at start")

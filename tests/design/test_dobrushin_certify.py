@@ -11,19 +11,12 @@ import numpy as np
 import pytest
 
 from chainamp import dobrushin
-from chainamp.design import lp_dobrushin, lp_dobrushin_sets, optimal_mixing_operator
+from chainamp.design import lp_dobrushin, optimal_mixing_operator
 from chainamp.errors import InvalidParameterError, SolverError
 
 pytestmark = pytest.mark.skipif(not lp_dobrushin.available(), reason="highspy is not installed")
 
 SOLVER = "HiGHS (pair generation)"
-
-
-@pytest.fixture(autouse=True)
-def pair_route(monkeypatch):
-    """These tests are about the pair route: the quick subset-cut attempt before it is switched off (its own tests:
-    test_dobrushin_sets.py)."""
-    monkeypatch.setattr(lp_dobrushin_sets, "SETS_MAX_NONZEROS", 0)
 
 
 def exact_tv(K: np.ndarray) -> Fraction:
