@@ -111,6 +111,21 @@ def available() -> bool:
     return True
 
 
+def _stochastic_model(C: np.ndarray, verbose: bool):
+    """A quiet HiGHS model minimising ``<C, K>`` over the n x n row-stochastic K (columns ``K.ravel()``, rows the n
+    row sums), to which both constraint-generation loops add their rows."""
+    import highspy
+
+    n = C.shape[0]
+    nK = n * n
+    i32 = np.int32
+    h = quiet_highs(verbose)
+    h.addCols(nK, np.ascontiguousarray(C.ravel(), dtype=float), np.zeros(nK), np.full(nK, highspy.kHighsInf), 0,
+              np.zeros(nK, dtype=i32), np.zeros(0, dtype=i32), np.zeros(0))
+    h.addRows(n, np.ones(n), np.ones(n), nK, np.arange(0, nK, n, dtype=i32), np.arange(nK, dtype=i32), np.ones(nK))
+    return h
+
+
 def violated_entries(K: np.ndarray, gamma: float, have: np.ndarray, tol: float = CUT_ATOL) -> tuple:
     """The entries ``(p, y)`` to add: for every pair ``p = (i < j)`` (``numpy.triu_indices`` order) with
     ``TV(K_i, K_j) > gamma + tol``, the y with ``K(i, y) > K(j, y)`` and ``have[p, y]`` False; also the largest excess.
@@ -155,11 +170,8 @@ def solve_cuts(C: np.ndarray, gamma: float, max_nonzeros: int, *, tol: float = C
     check_memory(float(P) * n * 9.0 + 2.0 * PAIR_BLOCK * n * 8.0 + 64.0 * nK,
                  f"Dobrushin design: the {P:,} x {n} table of kept auxiliary entries", hint="use fewer states")
     inf = highspy.kHighsInf
-    h = quiet_highs(verbose)
+    h = _stochastic_model(C, verbose)
     i32 = np.int32
-    h.addCols(nK, np.ascontiguousarray(C.ravel(), dtype=float), np.zeros(nK), np.full(nK, inf), 0,
-              np.zeros(nK, dtype=i32), np.zeros(0, dtype=i32), np.zeros(0))
-    h.addRows(n, np.ones(n), np.ones(n), nK, np.arange(0, nK, n, dtype=i32), np.arange(nK, dtype=i32), np.ones(nK))
     n_rows, n_cols, nonzeros = n, nK, nK
     iu, ju = np.triu_indices(n, 1)
     have = np.zeros((P, n), dtype=bool)
@@ -304,11 +316,8 @@ def solve_pairs(C: np.ndarray, gamma: float, max_nonzeros: int, *, target: float
     check_memory(float(P) * 80.0 + 2.0 * PAIR_BLOCK * n * 8.0 + 64.0 * nK,
                  f"Dobrushin design: the {P:,} pairs' excess and bookkeeping", hint="use fewer states")
     inf = highspy.kHighsInf
-    h = quiet_highs(verbose)
+    h = _stochastic_model(C, verbose)
     i32 = np.int32
-    h.addCols(nK, np.ascontiguousarray(C.ravel(), dtype=float), np.zeros(nK), np.full(nK, inf), 0,
-              np.zeros(nK, dtype=i32), np.zeros(0, dtype=i32), np.zeros(0))
-    h.addRows(n, np.ones(n), np.ones(n), nK, np.arange(0, nK, n, dtype=i32), np.arange(nK, dtype=i32), np.ones(nK))
     n_rows, n_cols, nonzeros = n, nK, nK
     iu, ju = np.triu_indices(n, 1)
     kept = np.zeros(P, dtype=bool)
