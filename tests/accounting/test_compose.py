@@ -76,10 +76,15 @@ def worst_pair_epsilon(P: np.ndarray, T: int, delta: float) -> float:
     n3 = np.where(ok, T - n1 - n2, 0)
     logp = (gammaln(T + 1) - gammaln(n1 + 1) - gammaln(n2 + 1) - gammaln(n3 + 1) + n1 * math.log(a)
             + n2 * math.log(b) + n3 * math.log(rest))
-    loss = L * (n1 - n2)
+    # the loss takes the 2T + 1 values L d, d = n1 - n2: the probability of each is summed once (not at each of the
+    # 60 bisection steps over the (T + 1)^2 grid, ~0.9 s of CPU at T = 1000)
+    d = (n1 - n2)[ok] + T
+    weight = np.bincount(d, weights=np.exp(logp[ok]), minlength=2 * T + 1)
+    loss = L * (np.arange(2 * T + 1) - T)
 
     def delta_at(e: float) -> float:
-        return float(np.sum(np.where(ok & (loss > e), np.exp(logp) * -np.expm1(e - loss), 0.0)))
+        above = loss > e
+        return float(np.sum(weight[above] * -np.expm1(e - loss[above])))
 
     lo, hi = 0.0, T * L
     for _ in range(60):
