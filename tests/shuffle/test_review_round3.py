@@ -210,7 +210,18 @@ def _hull_slopes(s, b) -> set:
 
 
 def _support(s, b, a: Fraction) -> Fraction:
-    return max(Fraction(float(y)) - a * Fraction(float(x)) for x, y in zip(s, b))
+    return max(y - a * x for x, y in _as_fractions(s, b))
+
+
+def _as_fractions(s, b) -> list:
+    """The points as exact Fractions (converted once per array, not at each slope)."""
+    s, b = np.asarray(s, dtype=float), np.asarray(b, dtype=float)
+    return _fraction_points(s.tobytes(), b.tobytes())
+
+
+@functools.lru_cache(maxsize=8)
+def _fraction_points(s: bytes, b: bytes) -> list:
+    return [(Fraction(x), Fraction(y)) for x, y in zip(np.frombuffer(s).tolist(), np.frombuffer(b).tolist())]
 
 
 U = 2.0**-53
