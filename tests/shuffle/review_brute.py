@@ -34,11 +34,16 @@ def worst_deltas(R: list[list[Fraction]], n: int, epss: list[float], pairs=None)
         base = {tuple([0] * m): Fraction(1)}
         for x in others:
             base = _convolve(base, R[x])
+        hists: dict = {}  # x0's histogram and its entries in mpmath, made once per value (not once per pair)
         for a, b in pairs:
-            P, Q = _convolve(base, R[a]), _convolve(base, R[b])
+            for x in (a, b):
+                if x not in hists:
+                    H = _convolve(base, R[x])
+                    hists[x] = (H, {h: _mp(v) for h, v in H.items()})
+            (P, Pmp), (Q, Qmp) = hists[a], hists[b]
             keys = list(set(P) | set(Q))
-            Pm = [_mp(P.get(h, Fraction(0))) for h in keys]
-            Qm = [_mp(Q.get(h, Fraction(0))) for h in keys]
+            Pm = [Pmp[h] if h in Pmp else _mp(Fraction(0)) for h in keys]
+            Qm = [Qmp[h] if h in Qmp else _mp(Fraction(0)) for h in keys]
             for i, e in enumerate(es):  # p - e q > 0 exactly when p > e q (e q rounded once, the difference's sign kept)
                 t = mpmath.fsum(d for d in (p - e * q for p, q in zip(Pm, Qm)) if d > 0)
                 best[i] = max(best[i], t)
