@@ -205,7 +205,7 @@ def test_many_types_keep_only_the_maximal_ones_and_dominate_every_pair():
         assert _hs(o.p, o.q, c) >= _hs(M[0], M[1], c) - 1e-15
 
 
-@settings(max_examples=examples(25), deadline=None)
+@settings(max_examples=examples(15, ci=250), deadline=None)  # 25 before the third round of issue 20 §6
 @given(seed=st.integers(0, 2**32 - 1), s=st.integers(2, 3), t=st.integers(2, 3),
        reps=st.lists(st.integers(1, 3), min_size=1, max_size=2), family=st.sampled_from(["all", "onehot", "weight"]),
        zeros=st.sampled_from([0.0, 0.4]))
