@@ -14,17 +14,35 @@ from chainamp.mixing import guarantees
 
 def _exact(K: np.ndarray, eps: float, limit: int):
     """Smallest t <= limit with gamma(K^t) <= eps by stepping in Fractions (rows normalised), None if none."""
-    n = K.shape[0]
-    rows = [[Fraction(x) for x in r] for r in K]
-    rows = [[x / sum(r) for x in r] for r in rows]
-    P = [[Fraction(int(i == j)) for j in range(n)] for i in range(n)]
     for t in range(limit + 1):
-        g = max((sum(max(P[i][k] - P[j][k], 0) for k in range(n)) for i in range(n) for j in range(i + 1, n)),
-                default=Fraction(0))
-        if g <= Fraction(eps):
+        if _exact_gamma(K, t) <= Fraction(eps):
             return t
-        P = [[sum(P[i][k] * rows[k][j] for k in range(n) if rows[k][j]) for j in range(n)] for i in range(n)]
     return None
+
+
+#: (K's bytes, shape) -> [gamma(K^0), gamma(K^1), ...], K^t the last power formed, t: each chain's powers are formed
+#: once for all its (eps, limit) cases (they were formed again for each of the 12, ~1 s of CPU)
+_POWERS: dict = {}
+
+
+def _exact_gamma(K: np.ndarray, t: int) -> Fraction:
+    """gamma(K^t) in Fractions (rows normalised), the powers formed once per chain and only as far as asked."""
+    n = K.shape[0]
+    key = (K.tobytes(), K.shape)
+    if key not in _POWERS:
+        _POWERS[key] = [[], [[Fraction(int(i == j)) for j in range(n)] for i in range(n)], 0]
+    gammas, P, formed = state = _POWERS[key]
+    if len(gammas) <= t:
+        rows = [[Fraction(x) for x in r] for r in K]
+        rows = [[x / sum(r) for x in r] for r in rows]
+        while len(gammas) <= t:
+            if formed < len(gammas):
+                P = [[sum(P[i][k] * rows[k][j] for k in range(n) if rows[k][j]) for j in range(n)] for i in range(n)]
+                formed += 1
+            gammas.append(max((sum(max(P[i][k] - P[j][k], 0) for k in range(n)) for i in range(n)
+                               for j in range(i + 1, n)), default=Fraction(0)))
+        state[1], state[2] = P, formed
+    return gammas[t]
 
 
 def _t(K, eps, limit, monkeypatch=None, dense_max=None, memory=None):
