@@ -4,6 +4,7 @@ per-pair implementation it replaced (``_exact_reference``), which it must reprod
 
 from __future__ import annotations
 
+import functools
 import math
 import tracemalloc
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -44,9 +45,16 @@ def _all_rows(n):
     return np.array([(i, j) for i in range(n) for j in range(i + 1, n)], dtype=np.intp)
 
 
+@functools.lru_cache(maxsize=16)
+def _fraction_rows(raw: bytes, shape: tuple) -> list:
+    """The rows of the stored doubles as Fractions, normalised exactly (once per matrix, not at each eps)."""
+    return [[Fraction(v) / sum(map(Fraction, r)) for v in r] for r in np.frombuffer(raw).reshape(shape).tolist()]
+
+
 def _exact_delta(P, eps, pairs):
     """Exact max over ordered pairs of sum [p - a q]_+ with a = e^eps bracketed: (lower, upper) Fractions."""
-    R = [[Fraction(v) / sum(map(Fraction, r)) for v in r] for r in np.asarray(P).tolist()]
+    P = np.asarray(P, dtype=float)
+    R = _fraction_rows(P.tobytes(), P.shape)
     if math.isinf(eps):
         vals = [sum(p for p, q in zip(R[i], R[j]) if q == 0) for i, j in pairs]
         return max(vals), max(vals)
