@@ -54,10 +54,12 @@ def observed(mats, coalition: set, view: str) -> list:
     return [(t, w) for t in range(T + 1) for w in nb]
 
 
-def _solve_any(S: list, b: list):
-    """Some exact solution of the consistent system ``S z = b`` (free variables set to 0)."""
-    m = len(S)
-    M = [list(S[i]) + [b[i]] for i in range(m)]
+def _solve_many(S: list, bs: list) -> list:
+    """Some exact solution of each consistent system ``S z = b``, ``b`` in ``bs`` (free variables set to 0): one
+    elimination with every right-hand side appended (the same row operations, so the same exact solutions, as one
+    elimination per right-hand side)."""
+    m, r = len(S), len(bs)
+    M = [list(S[i]) + [b[i] for b in bs] for i in range(m)]
     piv_cols, row = [], 0
     for c in range(m):
         p = next((i for i in range(row, m) if M[i][c] != 0), None)
@@ -72,12 +74,15 @@ def _solve_any(S: list, b: list):
                 M[i] = [x - f * y for x, y in zip(M[i], M[row])]
         piv_cols.append(c)
         row += 1
-    for i in range(row, m):
-        assert M[i][m] == 0, "inconsistent: the mean shift is not in the covariance's range"
-    z = [Fraction(0)] * m
-    for i, c in enumerate(piv_cols):
-        z[c] = M[i][m]
-    return z
+    out = []
+    for k in range(r):
+        for i in range(row, m):
+            assert M[i][m + k] == 0, "inconsistent: the mean shift is not in the covariance's range"
+        z = [Fraction(0)] * m
+        for i, c in enumerate(piv_cols):
+            z[c] = M[i][m + k]
+        out.append(z)
+    return out
 
 
 def exact_mu_all(mats_float, coalition, sigma, view: str, sensitivity=1.0, dps: int = 60) -> dict:
@@ -93,12 +98,15 @@ def exact_mu_all(mats_float, coalition, sigma, view: str, sensitivity=1.0, dps: 
     Sigma = [[sum((a[k] * b[k] * sig[free[k]] ** 2 for k in range(len(free))), Fraction(0)) for b in M] for a in M]
     mpmath.mp.dps = dps
     out = {}
-    for pos, u in enumerate(free):
-        s = [Fraction(sensitivity) * r[pos] for r in M]
+    shifts = {u: [Fraction(sensitivity) * r[pos] for r in M] for pos, u in enumerate(free)}
+    moved = [u for u in free if any(shifts[u])]
+    solutions = dict(zip(moved, _solve_many(Sigma, [shifts[u] for u in moved]))) if moved else {}
+    for u in free:
+        s = shifts[u]
         if not any(s):
             out[u] = mpmath.mpf(0)
             continue
-        z = _solve_any(Sigma, s)
+        z = solutions[u]
         q = sum((a * b for a, b in zip(s, z)), Fraction(0))
         out[u] = mpmath.sqrt(mpmath.mpf(q.numerator) / q.denominator)
     return out
