@@ -132,12 +132,14 @@ def _exact_spp(vals, probs, zero, n) -> mpmath.mpf:
     V = [mpmath.mpf(float(v)) for v in vals] + [mpmath.mpf(0)]
     P = [mpmath.mpf(float(p)) for p in probs] + [mpmath.mpf(float(zero))]
     tot = mpmath.mpf(0)
+    fact = [mpmath.factorial(c) for c in range(n + 1)]  # the same numbers, each computed once
+    powers = [[p ** c for c in range(n + 1)] for p in P]
     for cnt in _compositions(n, len(V)):
         s = mpmath.fsum(c * v for c, v in zip(cnt, V))
         if s > 0:
-            w = mpmath.factorial(n)
-            for c, p in zip(cnt, P):
-                w = w * p ** c / mpmath.factorial(c)
+            w = fact[n]
+            for c, pw in zip(cnt, powers):
+                w = w * pw[c] / fact[c]
             tot += w * s
     return tot / n
 
