@@ -108,9 +108,10 @@ def test_object_holding_reports(tmp_path, report, steps, container):
     assert re.findall(r"<h2>(.*?)</h2>", text) == names
     assert _appendix(text) == {"verdict": True, "epsilon": "inf", "claims": [0, 1]}
     assert "<h1>chainamp report: Audit</h1>" in text
-    md = write_report(Audit(held), tmp_path / "a.md")
-    assert sorted(p.name for p in tmp_path.glob("a-plot-*.png")) == ["a-plot-1.png", "a-plot-2.png"]
-    assert "## report 1" in md.read_text() or "## pipeline A" in md.read_text()
+    if container == "dict":  # the Markdown writer reads the same sections whatever the container (two plots less)
+        md = write_report(Audit(held), tmp_path / "a.md")
+        assert sorted(p.name for p in tmp_path.glob("a-plot-*.png")) == ["a-plot-1.png", "a-plot-2.png"]
+        assert "## pipeline A" in md.read_text() and "## over steps" in md.read_text()
 
 
 class Container(Audit):
