@@ -53,12 +53,34 @@ def available_memory() -> int:
     return int(free)
 
 
+def _read_bytes(path: str) -> bytes:
+    """The whole file at ``path`` (``/proc`` files: a few kB) in one ``os.read`` loop: without the text layer of
+    ``open``, about half the cost of each memory check, which runs before every sized allocation."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def _kb_field(data: bytes, key: str) -> int:
+    """The ``kB`` value of the line ``key: <n> kB`` of a ``/proc`` file, in bytes (ValueError when absent)."""
+    tag = key.encode("ascii") + b":"
+    start = 0 if data.startswith(tag) else data.find(b"\n" + tag) + 1
+    if start == 0 and not data.startswith(tag):
+        raise ValueError(f"no {key} line")
+    end = data.find(b"\n", start)
+    return int(data[start:end if end >= 0 else len(data)].split()[1]) * 1024
+
+
 def _system_available() -> int:
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+        return _kb_field(_read_bytes("/proc/meminfo"), "MemAvailable")
     except (OSError, ValueError, IndexError):
         pass
     try:
@@ -70,10 +92,7 @@ def _system_available() -> int:
 def _status_bytes(key: str) -> int:
     """A ``kB`` field of ``/proc/self/status`` (``VmSize``, ``VmData``) in bytes; 0 when unknown."""
     try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
+        return _kb_field(_read_bytes("/proc/self/status"), key)
     except (OSError, ValueError, IndexError):
         pass
     return 0
