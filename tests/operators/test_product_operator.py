@@ -9,7 +9,7 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import chainamp
 from chainamp import MarkovOperator, ResourceLimitError, kron
@@ -209,6 +209,9 @@ def test_many_types_keep_only_the_maximal_ones_and_dominate_every_pair():
 @given(seed=st.integers(0, 2**32 - 1), s=st.integers(2, 3), t=st.integers(2, 3),
        reps=st.lists(st.integers(1, 3), min_size=1, max_size=2), family=st.sampled_from(["all", "onehot", "weight"]),
        zeros=st.sampled_from([0.0, 0.4]))
+# a factor whose every column has a zero (seed 29: a permutation): the minorant mass of all tuples is 0 (reached by
+# chance by 25 random examples, not always by 15)
+@example(seed=29, s=2, t=2, reps=[2], family="all", zeros=0.4)
 def test_structured_never_below_dense(seed, s, t, reps, family, zeros):
     rng = np.random.default_rng(seed)
     factors = [MarkovOperator(random_stochastic(rng, s, t, zeros)) for _ in reps]
