@@ -186,3 +186,72 @@ def test_compressed_polyline_is_above_every_point(monkeypatch, s, b, rtol):
     assert _lowest_gap(s, b, rtol) >= 0
     monkeypatch.setattr(_chains, "_ROUND", 0.0)
     assert _lowest_gap(s, b, rtol) < 0  # the edge: without the margin a point is above the polyline
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# krr.py: LOWER_O_PUSH = 2^-40, the lower computed for a randomizer at least as private as the true one
+# ---------------------------------------------------------------------------------------------------------------
+
+def _true_krr(k: int, eps0: float, ulps: int) -> tuple[F, F]:
+    """An exact k-RR ``(d*, o*)`` (rows summing exactly to 1) with a float off-diagonal near eps0's."""
+    t = math.exp(-eps0)
+    o = F(t / (1 + (k - 1) * t) * (1 + ulps * 2.0**-52))
+    return 1 - (k - 1) * o, o
+
+
+def _lower_channels(monkeypatch, users: int, k: int, d: float, o: float, budget: float) -> list[tuple[F, F]]:
+    """The exact ``(d', o')`` of the k-RR each lower view is computed for (the (T, h_x0) view: the floats it is
+    handed; the h_x0 - h_x1 view: ``o' = beta (1 - beta)`` exactly and ``d' = 1 - (k - 1) o'``)."""
+    from chainamp.shuffle import krr
+
+    seen: list[tuple[F, F]] = []
+
+    def view_t(N, d, o, tail, budget):
+        seen.append((F(d), F(o)))
+
+    def view_difference(N, k, d, o, tail):
+        beta = krr._beta_for(o)
+        if beta is not None:
+            fo = F(beta) * (1 - F(beta))
+            seen.append((1 - (k - 1) * fo, fo))
+
+    monkeypatch.setattr(krr, "_krr_lower", view_t)
+    monkeypatch.setattr(krr, "_krr_lower_difference", view_difference)
+    krr.krr_lower_profile(users, k, d, o, lower_outcomes=budget)
+    return seen
+
+
+KRR_EDGE = [(3, 0.5, 3), (5, 30.0, -7), (3, 680.0, 5), (64, 689.0, -2)]
+
+
+@pytest.mark.parametrize("budget", [3e5, 1.0], ids=["view-T-h", "view-difference"])
+@pytest.mark.parametrize("k, eps0, ulps", KRR_EDGE, ids=[f"k{k}-eps{e:g}" for k, e, _ in KRR_EDGE])
+def test_krr_lower_is_computed_for_a_garbling_of_the_true_randomizer(monkeypatch, k, eps0, ulps, budget):
+    """The chain the callers use (the randomizer's eps0 rounded up by ``api._log_up``, then
+    :func:`krr.krr_parameters`, then the lower) computes the lower for a k-RR whose ratio ``d' / o'`` is at most
+    the true ``d* / o*``, exactly: a garbling of the true randomizer (a post-processing of every report), so its
+    profile stays below the truth's. Without the push the lower's o is the rounded-up eps0's, strictly below the
+    true one: removing ``LOWER_O_PUSH`` (setting it to 0) makes every case FAIL.
+
+    The edge is at large eps0: ``_log_up`` adds ``4e-16 (eps0 + 1)`` to the log, so the rounded o falls short of
+    the true one by up to ``0.38 * 2^-40`` relative at eps0 = 689 (the largest before ``COIN_MIN``); the last
+    assertion checks that the cases reach past ``2^-42`` there, so the push cannot be made 4 times smaller.
+
+    Why no test against the exact profile: o moves by under ``2^-40`` relative, so an outcome's mass moves by about
+    ``N 2^-40`` relative (N other users) while the lower rounds its masses the safe way by ``2 PMF_RTOL = 2e-9``:
+    at the sizes an exact reference can reach (N of a few thousand) the unpushed lower cannot exceed the exact
+    profile, and such a test could not fail. The push matters at deployed sizes (N = 1e8: ``1e8 2^-40 = 1e-4``).
+    With ``LOWER_O_PUSH = 2.0**-42`` the four cases at eps0 >= 680 fail."""
+    from chainamp.shuffle import krr
+    from chainamp.shuffle.api import _log_up
+
+    d_true, o_true = _true_krr(k, eps0, ulps)
+    _, d, o = krr.krr_parameters(k, _log_up(d_true / o_true))
+    channels = _lower_channels(monkeypatch, 40, k, d, o, budget)
+    assert channels
+    for d_used, o_used in channels:
+        assert d_used / o_used <= d_true / o_true, float((d_true / o_true) / (d_used / o_used) - 1)
+    shortfall = (o_true - F(o)) / o_true
+    assert shortfall > 0  # the caller's o is below the truth: the lower needs the push
+    if eps0 > 600:
+        assert shortfall > F(2) ** -42
