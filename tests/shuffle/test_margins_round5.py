@@ -255,3 +255,28 @@ def test_krr_lower_is_computed_for_a_garbling_of_the_true_randomizer(monkeypatch
     assert shortfall > 0  # the caller's o is below the truth: the lower needs the push
     if eps0 > 600:
         assert shortfall > F(2) ** -42
+
+
+def test_krr_lower_of_a_formed_product_is_a_garbling_of_it(monkeypatch):
+    """A randomizer formed as a product (``amplify_shuffled`` reads its (d, o) widened by the product's error bound
+    r, then rounds eps0 up): here 1025-RR with dyadic entries squared, so the float product IS the exact one and
+    the widening (``2 r = 2.3e-13`` relative on the ratio) is pure pessimism the push must absorb on top of the
+    rounding. The lower's channel must still be a garbling of the exact product: ``d' / o' <= d* / o*``. Removing
+    ``LOWER_O_PUSH`` makes this test FAIL (the caller's o is 1.3e-13 relative below the exact one)."""
+    from chainamp.shuffle import krr
+    from chainamp.shuffle.api import _compose, _rr_parameters, read_randomizer
+
+    k, o = 1025, 2.0**-12
+    A = np.full((k, k), o)
+    np.fill_diagonal(A, 1.0 - (k - 1) * o)
+    rz = read_randomizer([A, A])
+    product, err = _compose([A, A])
+    _, d_true, o_true = _rr_parameters(product)
+    assert rz.kind == "rr" and not err.is_exact and d_true + (k - 1) * o_true == 1  # dyadic: the product is exact
+    _, d, o_caller = krr.krr_parameters(k, rz.epsilon0)
+    assert F(o_caller) < o_true  # the widening and the rounding both lower o: the lower needs the push
+    for budget in (3e5, 1.0):  # both views: (T, h_x0), and h_x0 - h_x1 (forced by a budget of one outcome)
+        channels = _lower_channels(monkeypatch, 40, k, d, o_caller, budget)
+        assert channels
+        for d_used, o_used in channels:
+            assert d_used / o_used <= d_true / o_true, float((d_true / o_true) / (d_used / o_used) - 1)
