@@ -39,10 +39,14 @@ rounded down; the caller accepts ``K_D`` only when that bound is within ``design
 sparse, or an instance where ``K_D`` is not optimal (the Fano-plane loss), only means no certificate: the caller
 falls back to :func:`chainamp.design.lp_dobrushin.solve_pairs`.
 
-Measured (uniform random losses, Dirichlet priors, gamma = 0.4, seeds 0-3, load about 1): n = 40 in 0.2-0.5 s,
-n = 60 in 1.2-2 s (degree 12; degree 8 missed seed 0); n = 100 certified on two of four seeds at degree 12 (17 and
-56 s, 4,500 and 14,800 iterations), the others not within 20,000 iterations; n = 200 not certified within the
-iteration budget. So this is the fast path up to n of about 60-100, not yet n = 200.
+Measured (uniform random losses, Dirichlet priors, gamma = 0.4, load 1-2, 2 cores): n = 40, seeds 0-2, certified in
+0.2-0.5 s (degree 6-8), but the benchmark's n = 40 instance (seed 40) not at any degree 8-24 within 5,000 iterations
+(3.3 s lost before pair generation certified it); n = 60, seeds 0-3 and 60, certified in 1.2-2.4 s (degree 8-12;
+pair generation alone: 15 s in the same run); n = 100, two of four seeds certified at degree 12 (17-56 s), the others
+not within 20,000 iterations; n = 200 (2,200 pairs, 2.6e6 nonzeros, about 40 ms per iteration) not within the work
+limit (1,150 iterations, 47 s). Simplex and interior point (without crossover) were 4-10 s at n = 40 and over 140 s at
+n = 100. So this is the fast path up to about n = 60-100, not yet n = 200; the iteration and work limits bound what a
+failed attempt costs before the fallback.
 """
 
 from __future__ import annotations

@@ -127,9 +127,9 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         when highspy can be imported) that closed form certified by multipliers, first from a sparse flow LP
         (:mod:`chainamp.design.lp_flow`, PDLP), then on generated pairs, or the LP's optimum when the certificate falls
         short (module docstring; HiGHS through highspy, no cvxpy). Measured on random losses, gamma = 0.4: n = 40 in
-        under 0.5 s and n = 60 in 1-3 s by the flow LP (pair generation alone took 2-16 s and 15-101 s); n = 100
-        certified by the flow LP on some instances only (17-56 s) and n = 200 not within its iteration budget, after
-        which pair generation gives no answer within minutes: "auto" keeps the full LP's ``max_lp_nonzeros`` check for
+        0.2-0.5 s on most instances and n = 60 in 1-3 s by the flow LP (pair generation alone took 2-16 s and 15-101
+        s); n = 100 certified by the flow LP on some instances only (17-56 s) and n = 200 not within its work limit
+        (about 45 s spent), after which pair generation gives no answer within minutes: "auto" keeps the full LP's ``max_lp_nonzeros`` check for
         that fallback only; ``"lp"`` the linear program
         through cvxpy; ``"cuts"``
         (Dobrushin only) the same LP by constraint generation on its auxiliary entries with HiGHS, warm started
