@@ -55,7 +55,9 @@ pairs, on two instances; the full cvxpy LP took 97 s and the entry cuts 91 s on 
 n = 100 and 200, no answer in 120 s. The relaxation LPs themselves are slow: the first round at n = 100 (284 pairs,
 28,400 entries) takes HiGHS's dual simplex 34,000 iterations and 27 s, its interior-point method 40 s. So this is not
 yet a path to n = 200 in seconds. Restricting a pair's entries to its rows' cheapest outputs does not help: the
-multipliers of a certificate sit on about a third of the outputs of each pair at n = 12-40.
+multipliers of a certificate sit on about a third of the outputs of each pair at n = 12-40. The default route now
+tries the sparse flow certificate of :mod:`chainamp.design.lp_flow` first (n = 60 in 1-3 s) and comes here only when
+it does not certify.
 
 highspy (HiGHS's Python interface, a dependency of cvxpy >= 1.6) is imported lazily, here and in
 :mod:`chainamp._numerics.highs` (its first object made with stdout silenced: HiGHS prints a banner once per process).

@@ -34,10 +34,13 @@ bounds the Dobrushin optimum from above. It is often the optimum (measured on un
 priors, gamma = 0.4: 7 of 8 at n = 6, 5 of 6 at n = 12, 4 of 4 at n = 20, every one tried at n = 40-60) but not
 always (those exceptions; the Fano-plane loss, where rows uniform on the lines have pairwise TV 2/3 and loss 0). The
 certificate is the Lagrangian bound of :func:`chainamp.design.duals.dobrushin_bound`, valid for *any* multipliers
-``lambda >= 0`` and so for multipliers on a few pairs only (the others 0): the pairs of the LP are generated a few per
-row and round (:func:`chainamp.design.lp_dobrushin.solve_pairs`), and as soon as the bound, recomputed in numpy and
+``lambda >= 0`` and so for multipliers on a few pairs only (the others 0). First, complementary slackness with ``K_D``
+fixes where each pair's multipliers peak, which leaves a feasibility LP in flow form on a sparse graph of pairs (each
+row and its best-scored partners; :mod:`chainamp.design.lp_flow`), solved by HiGHS's first-order PDLP under an
+iteration limit; if that does not certify, the pairs of the LP are generated a few per row and round
+(:func:`chainamp.design.lp_dobrushin.solve_pairs`). Either way, as soon as the bound, recomputed in numpy and
 rounded down, is within ``design_gap_rtol * L_D`` of ``L_D``, ``K_D`` is returned with that bound (optimal up to the
-reported gap). When it is not (the Fano loss), the generation goes on until the relaxation's K
+reported gap); the solvers' answers are only candidates for the multipliers. When it is not (the Fano loss), the generation goes on until the relaxation's K
 violates no pair; that K is then the LP's optimum and is returned if it beats ``K_D`` (it is repaired and certified
 like every LP solution).
 """
@@ -57,7 +60,7 @@ from .._numerics import (DESIGN_GAP_RTOL, DESIGN_MAX_LP_NONZEROS, DESIGN_MAX_REP
 from ..errors import InvalidParameterError, SolverError
 from ..mixing import dobrushin, doeblin
 from ..operators import MarkovOperator
-from . import duals, lp_dobrushin, symmetric
+from . import duals, lp_dobrushin, lp_flow, symmetric
 from .common import (check_flags, check_labels, check_lp_size, check_tables, check_tolerances, check_loss, check_prior,
                      operator, repair, stochastic)
 from .result import DesignResult
@@ -121,9 +124,13 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         ``"closed_form"`` (Doeblin only; what ``"auto"`` does for Doeblin) the optimum ``gamma D + (1 - gamma) 1
         e_{y*}^T`` of the module docstring, for any loss and prior, in O(n^2) with no LP (n = 200 in milliseconds;
         the LP has 4 n^2 (n - 1) / 2 nonzeros); ``"certify"`` (Dobrushin only; what ``"auto"`` does for Dobrushin
-        when highspy can be imported) that closed form certified by multipliers on generated pairs, or the LP's
-        optimum when the certificate falls short (module docstring; HiGHS through highspy, no cvxpy; n = 40-60 in
-        2-100 s depending on the instance, no answer at n = 100-200 within minutes); ``"lp"`` the linear program
+        when highspy can be imported) that closed form certified by multipliers, first from a sparse flow LP
+        (:mod:`chainamp.design.lp_flow`, PDLP), then on generated pairs, or the LP's optimum when the certificate falls
+        short (module docstring; HiGHS through highspy, no cvxpy). Measured on random losses, gamma = 0.4: n = 40 in
+        0.2-0.5 s on most instances and n = 60 in 1-3 s by the flow LP (pair generation alone took 2-16 s and 15-101
+        s); n = 100 certified by the flow LP on some instances only (17-56 s) and n = 200 not within its work limit
+        (about 45 s spent), after which pair generation gives no answer within minutes: "auto" keeps the full LP's ``max_lp_nonzeros`` check for
+        that fallback only; ``"lp"`` the linear program
         through cvxpy; ``"cuts"``
         (Dobrushin only) the same LP by constraint generation on its auxiliary entries with HiGHS, warm started
         (:mod:`chainamp.design.lp_dobrushin`; needs highspy, no cvxpy): the same optimum and the same certificates,
@@ -147,7 +154,7 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
     >>> rng = np.random.default_rng(0)                # a loss and prior not invariant under relabelling
     >>> r = optimal_mixing_operator(6, 0.4, loss=rng.random((6, 6)), prior=rng.dirichlet(np.ones(6)), progress=False)
     >>> r.solver, r.gap <= 1e-7 * r.objective         # the Doeblin closed form, certified optimal
-    ('HiGHS (pair generation)', True)
+    ('HiGHS PDLP (flow certificate)', True)
     """
     size = check_int(n, "n", minimum=2)
     g = check_probability(gamma, "gamma")
@@ -223,13 +230,14 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
             notes.append("gamma = 0: only operators with equal rows qualify, so the best constant operator is optimal "
                          "(closed form, no LP)")
         elif certify:  # Dobrushin: K_D certified by multipliers on generated pairs, else the LP (module docstring)
-            if form == "auto":  # the full LP's size still bounds what "auto" takes on (minutes to hours past it)
+            def full_lp_check() -> None:  # the full LP's size still bounds what "auto" falls back to
                 check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator",
                               hint="pass formulation='certify' (it builds only the pairs it needs, but its LPs are "
                                    "slow past n = 60), or use coefficient='doeblin' (a closed form at any size; a "
                                    "Doeblin coefficient <= gamma implies a Dobrushin coefficient <= gamma, so that K "
                                    "is feasible here too, though not always optimal)", memory=False)
-            K0, dual, out = _certified(C, g, max_lp_nonzeros, gap_rtol, feas_atol, loud_cuts, bar, notes)
+            K0, dual, out = _certified(C, g, max_lp_nonzeros, gap_rtol, feas_atol, loud_cuts, bar, notes,
+                                       full_lp_check if form == "auto" else None)
             fallback = _closed_form(C, g)  # kept when the LP's K loses more than it once repaired
         elif cuts:  # Dobrushin: the LP by constraint generation with HiGHS (design/lp_dobrushin.py)
             def on_round(rounds: int, entries: int, excess: float) -> None:
@@ -357,9 +365,11 @@ def _closed_form(C: np.ndarray, g: float) -> np.ndarray:
 
 
 def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas_atol: float, verbose: bool, bar,
-               notes: list) -> tuple:
+               notes: list, before_fallback=None) -> tuple:
     """``formulation="certify"``: the Doeblin closed form ``K_D`` with a certified bound from generated pairs, or the
-    LP's optimum when the bound falls short of ``K_D``'s loss (module docstring). Returns (K, bound, outcome)."""
+    LP's optimum when the bound falls short of ``K_D``'s loss (module docstring). First the sparse flow certificate
+    (:mod:`chainamp.design.lp_flow`), then pair generation (``before_fallback()`` is called before it: the size check
+    of ``"auto"``). Returns (K, bound, outcome)."""
     n = C.shape[0]
     K_D = _closed_form(C, g)
     target = float(np.sum(C * K_D))
@@ -372,11 +382,25 @@ def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas
     # solves C scaled by a power of two to a largest entry in [0.5, 1); the bound is recomputed on C itself with the
     # multipliers scaled back (valid for any multipliers, so whatever the scaled entries lost to underflow)
     s = _power_of_two_scale(C)
+    total = n * (n - 1) // 2
+    # first the sparse flow certificate (design/lp_flow.py): PDLP on a few pairs per row; only the numpy bound decides
+    bar.set_postfix_str("certificate: flow LP on a sparse graph (PDLP)", refresh=False)
+    flow = lp_flow.certify_flow(C, g, target, gap_rtol, max_nonzeros, scale=s, verbose=verbose)
+    if flow is not None and flow.certified:
+        notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is "
+                     f"at most its Doeblin coefficient) is optimal: multipliers on {flow.pairs.shape[0]:,} of {total:,} "
+                     f"pairs (a flow LP on each row's {flow.degree} best partners, HiGHS PDLP, {flow.iterations:,} "
+                     f"iterations, status {flow.status!r}; the bound recomputed in numpy) certify that no K loses less "
+                     f"than its loss, within design_gap_rtol = {gap_rtol:g}")
+        out = lp_dobrushin.CutsOutcome(K=K_D, pairs=flow.pairs, lam=flow.lam, rounds=0, entries=flow.pairs.size,
+                                       solver=flow.solver, status="certified", bound=flow.bound, certified=True)
+        return K_D, flow.bound, out
+    if before_fallback is not None:
+        before_fallback()
     out = lp_dobrushin.solve_pairs(C * s, g, max_nonzeros, target=target * s, rtol=gap_rtol, verbose=verbose,
                                    on_round=on_round)
     if s != 1.0:
         out = dataclasses.replace(out, lam=out.lam / s, bound=duals.dobrushin_bound(C, out.pairs, out.lam / s, g))
-    total = n * (n - 1) // 2
     if out.certified:
         notes.append(f"the Doeblin closed form gamma D + (1 - gamma) 1 e_y*^T (feasible: its Dobrushin coefficient is "
                      f"at most its Doeblin coefficient) is optimal: multipliers on {out.pairs.shape[0]:,} of {total:,} "

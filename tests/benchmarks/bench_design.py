@@ -16,9 +16,11 @@ Plain script: ``python tests/benchmarks/bench_design.py``. Each row times one de
   constraint generation (``formulation="cuts"``, HiGHS warm started) at N = 40, 60, 100, 200, each in a child process
   stopped after ``--cuts-timeout`` seconds (its peak RSS is the children's, from ``getrusage``);
 * the same Dobrushin design by the default route (``formulation="auto"``, i.e. ``"certify"``: the Doeblin closed form
-  certified by multipliers on generated pairs) at N = 40, 60, 100, 200 (``--certify-n``), each in a child process
-  stopped after ``--cuts-timeout`` seconds, beside the cvxpy LP at N = 40 in the same run (``--only-mixing`` runs these
-  rows and the LP and cuts rows at N = 40 only).
+  certified first by the sparse flow LP of :mod:`chainamp.design.lp_flow` (PDLP), else by multipliers on generated
+  pairs) at N = 40, 60, 100, 200 (``--certify-n``), beside the previous route (pair generation alone, the flow step
+  switched off) at N = 40, 60 (``--pairs-n``), each in a child process stopped after ``--cuts-timeout`` seconds, and
+  the cvxpy LP at N = 40, all in the same run (``--only-mixing`` runs these rows and the LP and cuts rows at N = 40
+  only).
 
 Each row also shows the peak of Python/numpy allocations during a second, traced call (tracemalloc; skipped for calls
 over 20 s; Clarabel's own memory is not counted there, only in the RSS column) and the 1-minute load average after
@@ -131,15 +133,22 @@ def child_rows(args, kind: str, sizes) -> None:
                   f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0:>9.0f}{os.getloadavg()[0]:>6.2f}")
 
 
-def child_certify(n: int) -> None:
-    """One default-route (certified closed form) Dobrushin design (``--child-certify N``), printed as a row."""
+def child_certify(n: int, pairs_only: bool = False) -> None:
+    """One default-route (certified closed form) Dobrushin design (``--child-certify N``), printed as a row;
+    ``pairs_only`` (``--child-pairs N``) with the flow certificate switched off (the route before it)."""
+    if pairs_only:
+        from chainamp.design import lp_flow
+
+        lp_flow.certify_flow = lambda *a, **k: None
     rng = np.random.default_rng(n)  # the same loss and prior as the LP rows at this N
     loss, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
     optimal_mixing_operator(3, 0.4, loss=np.random.default_rng(0).random((3, 3)), progress=False)
     secs, r, mb = traced(lambda: optimal_mixing_operator(n, 0.4, loss=loss, prior=prior, max_lp_nonzeros=10**9,
                                                          progress=False), trace_below=10.0)
     how = "K_D" if "is optimal: multipliers" in r.notes[0] else "LP"
-    row(f"mixing dobrushin N = {n}, random (certify {how}, gap {r.gap:.0e})", secs, r, mb)
+    via = "pairs" if pairs_only else ("flow" if r.solver and "flow" in r.solver else "pairs")
+    row(f"mixing dobrushin N = {n}, random ({'old ' if pairs_only else ''}certify {how} by {via}, gap {r.gap:.0e})",
+        secs, r, mb)
 
 
 def mixing_rows(args) -> None:
@@ -154,6 +163,7 @@ def mixing_rows(args) -> None:
                                                           progress=False))
     row(f"mixing dobrushin N = {n}, random loss ({r.solver}, cvxpy)", secs, r, mb)
     child_rows(args, "cuts", [40])
+    child_rows(args, "pairs", args.pairs_n)
     child_rows(args, "certify", args.certify_n)
 
 
@@ -178,15 +188,21 @@ def main() -> None:
     parser.add_argument("--cuts-timeout", type=float, default=120.0, help="seconds before a cuts row is stopped")
     parser.add_argument("--certify-n", type=int, nargs="*", default=[40, 60, 100, 200],
                         help="N of the default-route (certified closed form) Dobrushin rows")
+    parser.add_argument("--pairs-n", type=int, nargs="*", default=[40, 60],
+                        help="N of the rows of the default route without its flow certificate (pair generation only)")
     parser.add_argument("--only-mixing", action="store_true", help="only the non-invariant Dobrushin rows")
     parser.add_argument("--child-cuts", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child-certify", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--child-pairs", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_cuts is not None:
         child_cuts(args.child_cuts)
         return
     if args.child_certify is not None:
         child_certify(args.child_certify)
+        return
+    if args.child_pairs is not None:
+        child_certify(args.child_pairs, pairs_only=True)
         return
     if args.only_mixing:
         print(f"design benchmark (Dobrushin, random loss); load average {os.getloadavg()[0]:.2f} at start")

@@ -70,9 +70,10 @@ def test_cuts_are_asked_for_and_noted():
     r = optimal_mixing_operator(5, gamma, loss=loss, prior=prior, formulation="cuts", progress=False)
     assert r.solver == "HiGHS (constraint generation)"
     assert any("constraint generation" in note for note in r.notes)
-    # "auto" certifies the Doeblin closed form by pair generation for a loss that is not invariant (the entry cuts are
-    # opt-in), and takes the closed form for an invariant one
-    assert optimal_mixing_operator(5, gamma, loss=loss, prior=prior, progress=False).solver == "HiGHS (pair generation)"
+    # "auto" certifies the Doeblin closed form (sparse flow LP, else pair generation) for a loss that is not invariant
+    # (the entry cuts are opt-in), and takes the closed form for an invariant one
+    assert optimal_mixing_operator(5, gamma, loss=loss, prior=prior, progress=False).solver in (
+        "HiGHS PDLP (flow certificate)", "HiGHS (pair generation)")
     assert optimal_mixing_operator(5, gamma, progress=False).solver is None
 
 
