@@ -129,9 +129,9 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
         short (module docstring; HiGHS through highspy, no cvxpy). Measured on random losses, gamma = 0.4: n = 40 in
         0.2-0.5 s on most instances and n = 60 in 1-3 s by the flow LP (pair generation alone took 2-16 s and 15-101
         s); n = 100 certified by the flow LP on some instances only (17-56 s) and n = 200 not within its work limit
-        (about 45 s spent), after which pair generation gives no answer within minutes: "auto" keeps the full LP's ``max_lp_nonzeros`` check for
-        that fallback only; ``"lp"`` the linear program
-        through cvxpy; ``"cuts"``
+        (about 45 s spent), after which pair generation gives no answer within minutes: "auto" refuses at once past
+        the full LP's ``max_lp_nonzeros`` (n of about 170 by default), as the fallback would; ``"certify"`` tries
+        anyway; ``"lp"`` the linear program through cvxpy; ``"cuts"``
         (Dobrushin only) the same LP by constraint generation on its auxiliary entries with HiGHS, warm started
         (:mod:`chainamp.design.lp_dobrushin`; needs highspy, no cvxpy): the same optimum and the same certificates,
         ``max_lp_nonzeros`` capping the rows actually built, not the full LP's (so for ``"certify"``).
@@ -230,14 +230,15 @@ def optimal_mixing_operator(n: int, gamma: float, *, coefficient: str = "dobrush
             notes.append("gamma = 0: only operators with equal rows qualify, so the best constant operator is optimal "
                          "(closed form, no LP)")
         elif certify:  # Dobrushin: K_D certified by multipliers on generated pairs, else the LP (module docstring)
-            def full_lp_check() -> None:  # the full LP's size still bounds what "auto" falls back to
+            def full_lp_check() -> None:  # the full LP's size still bounds what "auto" takes on
                 check_lp_size(4 * (size * (size - 1) // 2) * size, max_lp_nonzeros, "optimal_mixing_operator",
-                              hint="pass formulation='certify' (it builds only the pairs it needs, but its LPs are "
-                                   "slow past n = 60), or use coefficient='doeblin' (a closed form at any size; a "
+                              hint="pass formulation='certify' (it builds only the pairs it needs: a flow certificate, "
+                                   "then pair generation; measured, no n = 200 certified within a minute), or use coefficient='doeblin' (a closed form at any size; a "
                                    "Doeblin coefficient <= gamma implies a Dobrushin coefficient <= gamma, so that K "
                                    "is feasible here too, though not always optimal)", memory=False)
-            K0, dual, out = _certified(C, g, max_lp_nonzeros, gap_rtol, feas_atol, loud_cuts, bar, notes,
-                                       full_lp_check if form == "auto" else None)
+            if form == "auto":  # refuse at once where the fallback would (the flow step alone certified no n = 200)
+                full_lp_check()
+            K0, dual, out = _certified(C, g, max_lp_nonzeros, gap_rtol, feas_atol, loud_cuts, bar, notes)
             fallback = _closed_form(C, g)  # kept when the LP's K loses more than it once repaired
         elif cuts:  # Dobrushin: the LP by constraint generation with HiGHS (design/lp_dobrushin.py)
             def on_round(rounds: int, entries: int, excess: float) -> None:
@@ -365,11 +366,10 @@ def _closed_form(C: np.ndarray, g: float) -> np.ndarray:
 
 
 def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas_atol: float, verbose: bool, bar,
-               notes: list, before_fallback=None) -> tuple:
+               notes: list) -> tuple:
     """``formulation="certify"``: the Doeblin closed form ``K_D`` with a certified bound from generated pairs, or the
     LP's optimum when the bound falls short of ``K_D``'s loss (module docstring). First the sparse flow certificate
-    (:mod:`chainamp.design.lp_flow`), then pair generation (``before_fallback()`` is called before it: the size check
-    of ``"auto"``). Returns (K, bound, outcome)."""
+    (:mod:`chainamp.design.lp_flow`), then pair generation. Returns (K, bound, outcome)."""
     n = C.shape[0]
     K_D = _closed_form(C, g)
     target = float(np.sum(C * K_D))
@@ -395,8 +395,6 @@ def _certified(C: np.ndarray, g: float, max_nonzeros: int, gap_rtol: float, feas
         out = lp_dobrushin.CutsOutcome(K=K_D, pairs=flow.pairs, lam=flow.lam, rounds=0, entries=flow.pairs.size,
                                        solver=flow.solver, status="certified", bound=flow.bound, certified=True)
         return K_D, flow.bound, out
-    if before_fallback is not None:
-        before_fallback()
     out = lp_dobrushin.solve_pairs(C * s, g, max_nonzeros, target=target * s, rtol=gap_rtol, verbose=verbose,
                                    on_round=on_round)
     if s != 1.0:

@@ -181,3 +181,17 @@ def test_auto_keeps_the_full_lp_size_limit():
     r = optimal_mixing_operator(5, gamma, loss=loss, prior=prior, max_lp_nonzeros=max(flow_nonzeros, 199),
                                 progress=False)
     assert r.solver in (SOLVER, FLOW)
+
+
+def test_auto_refuses_past_the_full_lp_limit_before_any_flow_attempt(monkeypatch):
+    # past the full LP's nonzero limit "auto" refuses at once (its fallback would), without spending the flow step's
+    # work budget first (about 45 s at n = 200, measured, without a certificate)
+    from chainamp.design import mixing_design
+
+    def no_flow(*args, **kwargs):
+        raise AssertionError("the flow certificate ran before the refusal")
+
+    monkeypatch.setattr(mixing_design.lp_flow, "certify_flow", no_flow)
+    loss, prior, gamma = instance(5, 2)
+    with pytest.raises(InvalidParameterError, match=r"above max_lp_nonzeros=30.*formulation='certify'"):
+        optimal_mixing_operator(5, gamma, loss=loss, prior=prior, max_lp_nonzeros=30, progress=False)
