@@ -86,11 +86,6 @@ def _cuts(s: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     return compiled(_cuts_source)(s, b, float(rtol), float(atol))
 
 
-def _up(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """``x`` plus the rounding margin of a float expression of magnitude ``scale``, one ulp up."""
-    return np.nextafter(x + _ROUND * scale, np.inf)
-
-
 def _compress_source(s, b, ends, rnd):  # pragma: no cover - compiled by numba
     """The three points of every segment (module docstring), rounded up; ``rnd`` is the rounding margin."""
     m = ends.size
