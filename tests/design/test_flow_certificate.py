@@ -89,3 +89,22 @@ def test_graph_leaves_out_pairs_with_the_same_best_output():
     E = lp_flow.graph(C, 5)
     assert E.tolist() == [[0, 2], [1, 2]]
     assert lp_flow.graph(np.zeros((3, 3)), 2).shape == (0, 2)   # one best output for all: nothing to certify
+
+
+def test_graph_keeps_pairs_whose_score_overflows():
+    # review: a score past the largest float (+inf) was dropped with the -inf of pairs sharing a best output
+    C = np.array([[0.0, 1.7e308, 1.7e308], [1.7e308, 0.0, 1.0], [1.0, 1.7e308, 0.0]])
+    E = lp_flow.graph(C, 1)
+    assert [0, 1] in E.tolist()  # score inf: the strongest pair of rows 0 and 1
+    assert all(np.argmin(C[a]) != np.argmin(C[b]) for a, b in E)
+
+
+def test_a_degree_giving_the_same_pairs_is_not_solved_twice(monkeypatch):
+    # review: at small n degrees 8 and 12 give the same graph; the failed attempt was run twice on the same LP
+    calls = []
+    real = lp_flow._pdlp
+    monkeypatch.setattr(lp_flow, "_pdlp", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rng = np.random.default_rng(3)
+    C = rng.dirichlet(np.ones(6))[:, None] * rng.random((6, 6))
+    lp_flow.certify_flow(C, 0.4, 1e9, 0.0, 10**7)  # an unreachable target: every degree is tried
+    assert len(calls) == 1
