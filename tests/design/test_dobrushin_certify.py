@@ -14,28 +14,12 @@ from chainamp import dobrushin
 from chainamp.design import lp_dobrushin, lp_flow, optimal_mixing_operator
 from chainamp.errors import InvalidParameterError, SolverError
 
+from dobrushin_instances import exact_tv, instance, fano_loss  # tests/design is on sys.path (rootdir import mode)
+
 pytestmark = pytest.mark.skipif(not lp_dobrushin.available(), reason="highspy is not installed")
 
 SOLVER = "HiGHS (pair generation)"
 FLOW = lp_flow.FlowOutcome.solver
-
-
-def exact_tv(K: np.ndarray) -> Fraction:
-    rows = [[Fraction(float(v)) for v in row] for row in K]
-    return max(sum((max(a - b, 0) for a, b in zip(r, s)), Fraction(0)) for r in rows for s in rows)
-
-
-def instance(n: int, seed: int):
-    rng = np.random.default_rng(seed)
-    return rng.random((n, n)), rng.dirichlet(np.ones(n)), float(rng.uniform(0.1, 0.9))
-
-
-def fano_loss() -> np.ndarray:
-    lines = [(0, 1, 2), (0, 3, 4), (0, 5, 6), (1, 3, 5), (1, 4, 6), (2, 3, 6), (2, 4, 5)]
-    loss = np.ones((7, 7))
-    for x, line in enumerate(lines):
-        loss[x, list(line)] = 0.0
-    return loss
 
 
 # (6, 6) and (12, 5) are instances where the Doeblin closed form is not the Dobrushin optimum

@@ -13,6 +13,8 @@ from chainamp import dobrushin
 from chainamp.design import lp_dobrushin, optimal_mixing_operator
 from chainamp.errors import InvalidParameterError, SolverError
 
+from dobrushin_instances import instance  # tests/design is on sys.path (rootdir import mode)
+
 pytestmark = pytest.mark.skipif(not lp_dobrushin.available(), reason="highspy is not installed")
 
 
@@ -20,11 +22,6 @@ def exact_tv(K: np.ndarray) -> Fraction:
     """The Dobrushin coefficient of K's float entries in exact arithmetic (rows as they are, unnormalised)."""
     rows = [[Fraction(float(v)) for v in row] for row in K]
     return max(sum((max(a - b, 0) for a, b in zip(r, s)), Fraction(0)) for r in rows for s in rows)
-
-
-def instance(n: int, seed: int):
-    rng = np.random.default_rng(seed)
-    return rng.random((n, n)), rng.dirichlet(np.ones(n)), float(rng.uniform(0.1, 0.9))
 
 
 def fano_loss() -> np.ndarray:

@@ -10,26 +10,15 @@ import pytest
 from chainamp import resource_limits
 from chainamp.design import lp_dobrushin, lp_flow, optimal_mixing_operator
 
+from dobrushin_instances import instance, fano_loss  # tests/design is on sys.path (rootdir import mode)
+
 pytestmark = pytest.mark.skipif(not lp_dobrushin.available(), reason="highspy is not installed")
 
 FLOW = lp_flow.FlowOutcome.solver
 
 
-def instance(n: int, seed: int):
-    rng = np.random.default_rng(seed)
-    return rng.random((n, n)), rng.dirichlet(np.ones(n)), float(rng.uniform(0.1, 0.9))
-
-
 def closed_form_loss(C: np.ndarray, gamma: float) -> float:
     return (1.0 - gamma) * float(C.sum(axis=0).min()) + gamma * float(C.min(axis=1).sum())
-
-
-def fano_loss() -> np.ndarray:
-    lines = [(0, 1, 2), (0, 3, 4), (0, 5, 6), (1, 3, 5), (1, 4, 6), (2, 3, 6), (2, 4, 5)]
-    loss = np.ones((7, 7))
-    for x, line in enumerate(lines):
-        loss[x, list(line)] = 0.0
-    return loss
 
 
 @pytest.mark.parametrize("n,seed", [(3, 0), (5, 2), (7, 4), (8, 5), (10, 1), (12, 3)], ids=lambda v: str(v))
