@@ -208,3 +208,21 @@ def test_cgroup_files_keep_only_files_that_set_a_limit(monkeypatch):
     monkeypatch.setattr(resources, "_read_int", lambda path: values.get(path))
     assert resources._cgroup_files() == [("/sys/fs/cgroup/memory/memory.limit_in_bytes",
                                           "/sys/fs/cgroup/memory/memory.usage_in_bytes")]
+
+
+@pytest.mark.parametrize("data, key, expected", [
+    (b"MemAvailable:  2048 kB\nMemFree: 1 kB\n", "MemAvailable", 2048 * 1024),   # first line
+    (b"MemFree: 1 kB\nMemAvailable:  3 kB", "MemAvailable", 3 * 1024),            # last line, no newline
+    (b"VmSizeX: 9 kB\nVmSize: 5 kB\n", "VmSize", 5 * 1024),                        # a longer key is not a match
+], ids=["first", "last-no-newline", "prefix-key"])
+def test_kb_field_reads_the_named_line(data, key, expected):
+    from chainamp._numerics.resources import _kb_field
+
+    assert _kb_field(data, key) == expected
+
+
+def test_kb_field_absent_raises():
+    from chainamp._numerics.resources import _kb_field
+
+    with pytest.raises(ValueError, match="no MemAvailable line"):
+        _kb_field(b"MemFree: 1 kB\nXMemAvailable: 2 kB\n", "MemAvailable")
