@@ -1,0 +1,157 @@
+"""How far the certified k-RR shuffle bound sits above concrete datasets (issue 19); not part of the test run.
+
+    PYTHONPATH=. python tests/benchmarks/bench_shuffle_krr_gap.py [--users N] [--brute]
+
+Default: for n = 1000 users and delta = 1e-6, over k in {3, 4, 10, 100, 1000} and eps0 in {1, ..., 6}, prints
+``amplify_shuffled``'s certified epsilon (the tightest certified method), its ``lower`` epsilon (a concrete dataset
+of the other users, computed exactly), and, in the same run, an independent numpy evaluation of the dataset
+"every other user holds one third value v" from its closed form (below), with the wall time of each. The truth
+(the worst case over the other users' data) lies between the lower and the certificate.
+
+Closed form of that dataset (derived here, not from a paper). With the values other than x0, x1, v lumped (their
+split is uniform and identical under both hypotheses), the histogram ``h = (h0, h1, hv, h_rest)`` of all n reports
+has, for the multinomial ``M`` of n trials with probabilities ``(o, o, d, (k - 3) o)``,
+
+    P(h | x0) = M(h) / n * [(d/o) h0 + h1 + (o/d) hv + h_rest],   P(h | x1) = the same with h0 and h1 swapped,
+
+because ``P_others(h - e_y) = M(h) h_y / (n pi_y)``. Given ``T = h0 + h1``, ``hv ~ Bin(n - T, d / (1 - 2o))`` and
+``P - e^eps Q`` is affine in hv, so the hv sum is two binomial tails: a 2-D sum over (h0, h1).
+
+``--brute``: every dataset of the other users (values up to relabelling) at n <= 8, k <= 6, in floats: which
+dataset is worst at each eps. Observed (2026-11-28): always "a users at x0 (or at x1), the others at ONE third
+value", never x0 and x1 users together, third values never split; a = 0 at small eps, a = N near eps0. That is
+evidence, not a proof: nothing in chainamp certifies with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+from collections import defaultdict
+
+import numpy as np
+
+
+def third_value_delta(n: int, k: int, eps0: float, eps: float, sig: float = 12.0) -> float:
+    """delta(eps) of the dataset "every other user holds one third value" (closed form above; plain floats)."""
+    from scipy.special import gammaln
+    from scipy.stats import binom
+
+    d = math.exp(eps0) / (math.exp(eps0) + k - 1)
+    o = 1.0 / (math.exp(eps0) + k - 1)
+    s = math.sqrt(n * o * (1 - o)) + 1
+    h = np.arange(max(0, int(n * o - sig * s)), min(n, int(n * o + sig * s) + 1) + 1)
+    H0, H1 = np.meshgrid(h, h, indexing="ij")
+    T = H0 + H1
+    ok = T <= n
+    m = np.where(ok, n - T, 0)
+    lp = (gammaln(n + 1) - gammaln(H0 + 1) - gammaln(H1 + 1) - gammaln(m + 1) + T * math.log(o)
+          + m * math.log1p(-2 * o))
+    M2 = np.where(ok, np.exp(lp), 0.0)
+    pv = min(1.0, d / (1 - 2 * o))
+    E = math.exp(eps)
+    alpha = (d / o - E) * H0 + (1 - E * d / o) * H1 + (1 - E) * m
+    beta = (E - 1) * (1 - o / d)
+    if beta == 0.0:
+        val = np.maximum(alpha, 0.0)
+    else:
+        xs = np.maximum(np.ceil(-alpha / beta - 1e-12), 0)
+        val = alpha * binom.sf(xs - 1, m, pv) + beta * m * pv * binom.sf(xs - 2, np.maximum(m - 1, 0), pv)
+    return float((M2 * np.maximum(val, 0.0)).sum() / n)
+
+
+def bisect(f, delta: float, hi: float) -> float:
+    lo = 0.0
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if f(mid) > delta else (lo, mid)
+    return lo
+
+
+def gap_grid(n: int, delta: float = 1e-6) -> None:
+    import chainamp as ca
+
+    ca.amplify_shuffled(ca.mechanisms.randomized_response(4, 2.0), 100, delta=delta, progress=False)  # warm up
+    print(f"n = {n}, delta = {delta:g}, load {os.getloadavg()[0]:.2f}")
+    print("| k | eps0 | certified eps (method) | lower eps | certified / lower | third-value dataset, numpy "
+          "| chainamp s | numpy s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for k in (3, 4, 10, 100, 1000):
+        for eps0 in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0):
+            t = time.perf_counter()
+            r = ca.amplify_shuffled(ca.mechanisms.randomized_response(k, eps0), n, delta=delta, progress=False)
+            t_ca = time.perf_counter() - t
+            t = time.perf_counter()
+            ref = bisect(lambda e: third_value_delta(n, k, eps0, e), delta, eps0)
+            t_np = time.perf_counter() - t
+            low = r.lower_epsilon if r.lower is not None else float("nan")
+            print(f"| {k} | {eps0:g} | {r.epsilon:.5f} ({r.method}) | {low:.5f} | {r.epsilon / low:.4f} | {ref:.5f} "
+                  f"| {t_ca:.2f} | {t_np:.2f} |", flush=True)
+
+
+def _law(groups, K, rows):
+    dist = {(0,) * K: 1.0}
+    for v, count in groups:
+        for _ in range(count):
+            nd = defaultdict(float)
+            for h, pr in dist.items():
+                for y in range(K):
+                    if rows[v][y]:
+                        hh = list(h)
+                        hh[y] += 1
+                        nd[tuple(hh)] += pr * rows[v][y]
+            dist = nd
+    return dist
+
+
+def _partitions(c, m, mx=None):
+    mx = c if mx is None else mx
+    if c == 0:
+        yield ()
+        return
+    if m == 0:
+        return
+    for f in range(min(c, mx), 0, -1):
+        for rest in _partitions(c - f, m - 1, f):
+            yield (f,) + rest
+
+
+def brute(seed: int = 0, trials: int = 20) -> None:
+    rng = np.random.default_rng(seed)
+    kinds = defaultdict(int)
+    for _ in range(trials):
+        n, k, eps0 = int(rng.integers(3, 8)), int(rng.integers(3, 7)), float(rng.uniform(0.2, 4))
+        d, o, N = math.exp(eps0) / (math.exp(eps0) + k - 1), 1 / (math.exp(eps0) + k - 1), n - 1
+        epss = np.sort(rng.uniform(0, eps0, 6))
+        res = {}
+        for a in range(N + 1):
+            for b in range(N + 1 - a):
+                for parts in _partitions(N - a - b, k - 2):
+                    K = 3 + len(parts)  # x0, x1, the third values used, the rest lumped
+                    rows = []
+                    for v in range(K - 1):
+                        row = [o] * (K - 1) + [(k - 2 - len(parts)) * o]
+                        row[v] = d
+                        rows.append(row)
+                    groups = [(0, a), (1, b)] + [(2 + j, c) for j, c in enumerate(parts)]
+                    P, Q = _law(groups + [(0, 1)], K, rows), _law(groups + [(1, 1)], K, rows)
+                    res[(a, b, parts)] = [max(sum(max(P[h] - math.exp(e) * Q.get(h, 0), 0) for h in P),
+                                              sum(max(Q[h] - math.exp(e) * P.get(h, 0), 0) for h in Q)) for e in epss]
+        for i in range(len(epss)):
+            top = max(v[i] for v in res.values())
+            if top > 1e-12:
+                worst = [key for key, v in res.items() if v[i] >= top * (1 - 1e-9)]
+                kinds[tuple(sorted({("x0 and x1" if a and b else "x0 (or x1) and one third value" if a or b else "third values only")
+                                    + (", third values split" if len(p) > 1 else "") for a, b, p in worst}))] += 1
+    for kind, count in sorted(kinds.items(), key=lambda t: -t[1]):
+        print(count, "eps points, the worst datasets:", " | ".join(kind))
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--users", type=int, default=1000)
+    ap.add_argument("--brute", action="store_true")
+    args = ap.parse_args()
+    brute() if args.brute else gap_grid(args.users)
