@@ -19,7 +19,7 @@ because ``P_others(h - e_y) = M(h) h_y / (n pi_y)``. Given ``T = h0 + h1``, ``hv
 
 ``--brute``: every dataset of the other users (values up to relabelling) at n <= 8, k <= 6, in floats: which
 dataset is worst at each eps. Observed (2026-11-28): always "a users at x0 (or at x1), the others at ONE third
-value", never x0 and x1 users together, third values never split; a = 0 at small eps, a = N near eps0. That is
+value" is among the worst, never x0 and x1 users together (split third values tie at best); a = 0 at small eps, a = N near eps0. That is
 evidence, not a proof: nothing in chainamp certifies with it.
 """
 
@@ -118,6 +118,14 @@ def _partitions(c, m, mx=None):
             yield (f,) + rest
 
 
+def _describe(a: int, b: int, parts: tuple) -> str:
+    """A dataset of the other users in words (a at x0, b at x1, third values with the counts in ``parts``)."""
+    said = [w for w, c in (("x0", a), ("x1", b)) if c]
+    if parts:
+        said.append("one third value" if len(parts) == 1 else f"{len(parts)} third values")
+    return " and ".join(said) if said else "nobody"
+
+
 def brute(seed: int = 0, trials: int = 20) -> None:
     rng = np.random.default_rng(seed)
     kinds = defaultdict(int)
@@ -143,8 +151,7 @@ def brute(seed: int = 0, trials: int = 20) -> None:
             top = max(v[i] for v in res.values())
             if top > 1e-12:
                 worst = [key for key, v in res.items() if v[i] >= top * (1 - 1e-9)]
-                kinds[tuple(sorted({("x0 and x1" if a and b else "x0 (or x1) and one third value" if a or b else "third values only")
-                                    + (", third values split" if len(p) > 1 else "") for a, b, p in worst}))] += 1
+                kinds[tuple(sorted({_describe(a, b, p) for a, b, p in worst}))] += 1
     for kind, count in sorted(kinds.items(), key=lambda t: -t[1]):
         print(count, "eps points, the worst datasets:", " | ".join(kind))
 
