@@ -18,9 +18,9 @@ because ``P_others(h - e_y) = M(h) h_y / (n pi_y)``. Given ``T = h0 + h1``, ``hv
 ``P - e^eps Q`` is affine in hv, so the hv sum is two binomial tails: a 2-D sum over (h0, h1).
 
 ``--brute``: every dataset of the other users (values up to relabelling) at n <= 8, k <= 6, in floats: which
-dataset is worst at each eps. Observed (2026-11-28): always "a users at x0 (or at x1), the others at ONE third
-value" is among the worst, never x0 and x1 users together (split third values tie at best); a = 0 at small eps, a = N near eps0. That is
-evidence, not a proof: nothing in chainamp certifies with it.
+dataset is worst at each eps. Observed (2026-11-28): a dataset "a users at x0 (or at x1), the others at ONE
+third value" is always among the worst; x0 and x1 users together never are; split third values at best tie. The
+worst a is 0 at small eps and N near eps0. That is evidence, not a proof: nothing in chainamp certifies with it.
 """
 
 from __future__ import annotations
