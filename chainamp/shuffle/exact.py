@@ -378,8 +378,8 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     Within the budget the certified epsilon at the target is within ``1 + tolerance`` of the exact worst case
     (plus rounding); past it the result stays sound and ``lower`` (the exact datasets) shows the gap.
 
-    ``lower_p`` (in ``[1/2, p]``, default p): the true keep probability is only known to be in ``[lower_p, p]``;
-    the lower's exact datasets are computed again at lower_p (the truth's RR then a flip: below the truth).
+    ``lower_p`` (in ``[1/2, p]``, default p): the true keep probability is only known to be in ``[lower_p, p]``; the
+    lower's datasets are computed again at lower_p (the truth's RR then a flip: below the truth).
 
     Examples
     --------
@@ -392,11 +392,11 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     lower_p = p if lower_p is None else lower_p
     if not 0.5 <= lower_p <= p:
         raise InvalidParameterError(f"lower_p must be in [1/2, p = {p!r}] (got {lower_p!r})")
-    lower_q = 1.0 - lower_p
     half = N // 2
     if q == 0.0:  # no noise: the others' count is known, so s reveals user 1's bit (delta = 1 at every eps)
         pair = DominatingPair([1.0, 0.0], [0.0, 1.0], name=f"binary RR with p = 1 among {users} users", exact=True)
-        return ShuffledPairs(pair, pair, True, (0,), (), "any dataset of the other users")
+        low = pair if lower_p == 1.0 else binary_rr_shuffle(users, lower_p, tail=tail, min_exact=min_exact).lower
+        return ShuffledPairs(pair, low, True, (0,), (), "any dataset of the other users")
     check_memory(160.0 * (_width(N, q) + _width(half, p) + 64), "the shuffled histogram's distributions")
     up, lo = HullAccumulator(), HullAccumulator()
     exact_ms: list[int] = []
@@ -441,8 +441,8 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
             if m1 == m2:
                 exact_ms.append(m1)
                 zl, rl, dl, el = (z, rel, dropped, eta) if lower_p == p else (  # the lower at the most private end
-                    _component_law(N, m1, m2, lower_p, lower_q, tail, coin_tail))
-                lo.add_runs(*_lower_points((*_user_pair(zl, lower_p, lower_q), el), rl, dl), zl.size + 2)  # two runs
+                    _component_law(N, m1, m2, lower_p, 1.0 - lower_p, tail, coin_tail))
+                lo.add_runs(*_lower_points((*_user_pair(zl, lower_p, 1.0 - lower_p), el), rl, dl), zl.size + 2)
                 if target_delta is not None:
                     state["eps"] = max(state["eps"], _epsilon_of(P, Q, target_delta, eps_hi))
             elif target_delta is not None and not final:

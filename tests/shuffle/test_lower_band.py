@@ -249,3 +249,12 @@ def test_parameters_at_the_lower_end_are_at_least_as_private():
     assert below > 0
     assert lower_keep_probability(math.inf) == 1.0 and lower_keep_probability(0.0) == 0.5
     assert lower_krr_parameters(5, math.inf) == (5, 1.0, 0.0) and lower_krr_parameters(5, 0.0) == (5, 0.2, 0.2)
+
+
+def test_noiseless_upper_end_keeps_a_noisy_lower_end():
+    """p = 1 at the upper's end (a stored zero that may hide a tiny true off-diagonal when the support is not
+    exact): the certificate is delta = 1, the lower is computed at lower_p, not copied from the upper."""
+    res = binary_rr_shuffle(6, 1.0, lower_p=0.9, progress=False)
+    ref = binary_rr_shuffle(6, 0.9, progress=False)
+    assert res.upper.delta(3.0) == pytest.approx(1.0)
+    assert np.array_equal(res.lower.p, ref.lower.p) and res.lower.delta(0.5) < 0.9
