@@ -17,7 +17,8 @@ def calls_kernels(*kernels: Callable) -> Callable[[Callable], Callable]:
 
     numba resolves a global name when it compiles a function and can only call what is compiled itself, while
     chainamp's kernels are plain functions until first use (numba is imported lazily), so a kernel could not
-    otherwise reuse another one.
+    otherwise reuse another one. Keep a caller and its callees in one module: numba's on-disk cache of the caller is
+    checked against its own file only, so an edited callee elsewhere would not invalidate it.
 
     >>> def twice(x):
     ...     return 2 * x
