@@ -66,6 +66,16 @@ def stochastic_matrices(draw, min_n=2, max_n=5, min_m=2, max_m=5, zeros=True):
     return random_stochastic(np.random.default_rng(seed), n, m, zero_prob)
 
 
+#: (s0, b0, s1, b1, s2, b2): three ROC points sorted by s; the exact orientation of (o, a, b) is a right turn (a lies
+#: strictly above the segment o-b, so it is a vertex of the exact hull) while the float cross product is > 0 (a left
+#: turn: a popped). For the monotone chains' float filters (privacy._roc, shuffle._pairs).
+CROSS_EDGES = [(0.021240628764265135, 0.32073507056453515, 0.22209524816669848, 0.46514357618231683,
+                0.8490456576951904, 0.9159022991124846),
+               (0.16766205773267923, 0.3390041638227071, 0.35442870264914916, 0.5034696971037753,
+                0.7894430393530141, 0.8865405869990735),
+               (0.03231549897086235, 0.4619521165277049, 0.242308318626814, 0.5813018567374543,
+                0.8254697316445011, 0.9127425376999887)]
+
 #: First line of every pipeline file.
 PIPELINE_HEAD = 'format = "chainamp-pipeline/1"\n'
 #: Mechanism and one step of a pipeline file: 3-ary RR at eps = 2, then 3-ary RR at eps = 1 (keys can follow

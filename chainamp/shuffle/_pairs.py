@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numerics import UNIT_ROUNDOFF, compiled
+from .._numerics import UNIT_ROUNDOFF, calls_kernels, compiled
 
 __all__: list[str] = []
 
@@ -244,11 +244,11 @@ def thin(s: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s[keep], b[keep]
 
 
-def _hull_source(s, b):  # pragma: no cover - compiled by numba
-    """Monotone chain over points sorted by s with increasing b: True for the points kept. A point is dropped
-    only when the float cross product says, with a margin far above its rounding error, that it lies strictly
-    below the chord of its neighbours on the chain (never a vertex of the exact hull); :meth:`from_roc` then
-    computes the exact hull of the survivors."""
+def _chain_source(s, b):  # pragma: no cover - compiled by numba
+    """Monotone chain over points sorted by s with increasing b: the indices of the points kept, in order. A point
+    is dropped only when the float cross product says, with a margin far above its rounding error, that it lies
+    strictly below the chord of its neighbours on the chain (never a vertex of the exact hull); :meth:`from_roc`
+    then computes the exact hull of the survivors."""
     n = s.size
     stack = np.empty(n, np.int64)
     top = 0
@@ -264,9 +264,15 @@ def _hull_source(s, b):  # pragma: no cover - compiled by numba
                 break
         stack[top] = i
         top += 1
-    keep = np.zeros(n, np.bool_)
-    for j in range(top):
-        keep[stack[j]] = True
+    return stack[:top]
+
+
+@calls_kernels(_chain_source)
+def _hull_source(s, b):  # pragma: no cover - compiled by numba
+    """:func:`_chain_source` as a mask: True for the points kept."""
+    keep = np.zeros(s.size, np.bool_)
+    for j in _chain_source(s, b):
+        keep[j] = True
     return keep
 
 
@@ -275,11 +281,12 @@ def _hull_mask():
     return compiled(_hull_source)
 
 
+@calls_kernels(_chain_source)
 def _merge_source(hs, hb, s, b, n1):  # pragma: no cover - compiled by numba
     """:meth:`HullAccumulator.add` for new points in two runs each sorted by s (``[0, n1)`` and ``[n1, len)``): the
     same filter below the current chain (``np.interp``'s formula), a stable merge by s (hull, run 1, run 2: the
     order of a stable argsort of their concatenation), the running-maximum filter and the chain of
-    :func:`_hull_source`, in linear time."""
+    :func:`_chain_source`, in linear time."""
     H = hs.size
     m = s.size
     keep = np.ones(m, np.bool_)
@@ -342,26 +349,8 @@ def _merge_source(hs, hb, s, b, n1):  # pragma: no cover - compiled by numba
             t += 1
         if y > best:
             best = y
-    stack = np.empty(t, np.int64)
-    top = 0
-    for i in range(t):
-        while top >= 2:
-            o = stack[top - 2]
-            a = stack[top - 1]
-            t1 = (ms[a] - ms[o]) * (mb[i] - mb[o])
-            t2 = (mb[a] - mb[o]) * (ms[i] - ms[o])
-            if t1 - t2 > 64.0 * 1.1102230246251565e-16 * (abs(t1) + abs(t2)) + 1e-300:
-                top -= 1
-            else:
-                break
-        stack[top] = i
-        top += 1
-    out_s = np.empty(top)
-    out_b = np.empty(top)
-    for j in range(top):
-        out_s[j] = ms[stack[j]]
-        out_b[j] = mb[stack[j]]
-    return out_s, out_b
+    kept = _chain_source(ms[:t], mb[:t])
+    return ms[kept], mb[kept]
 
 
 class HullAccumulator:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
@@ -26,8 +26,10 @@ from ..operators import (MarkovOperator, StructuredOperator, SymmetricChannel, a
                          operator_error)
 from ..privacy import DP, DominatingPair, PrivacyProfile
 from ._lowers import profile_of_lower
+from ._rr_band import (_log_up, _rr_parameters, _up, lower_keep_probability,  # noqa: F401 (_log_up: the tests')
+                       lower_krr_parameters, rr_epsilons)
 from .exact import binary_rr_shuffle
-from .krr import krr_epsilon, krr_parameters, krr_shuffle, skip_two_output
+from .krr import krr_epsilon, krr_lower_profile, krr_parameters, krr_shuffle, skip_two_output
 from .report import ShuffleReport
 
 __all__ = ["amplify_shuffled", "ShuffleMethodError", "METHODS"]
@@ -50,7 +52,8 @@ class Randomizer:
     operator: MarkovOperator | None
     local_epsilon: float
     k: int = 0
-    epsilon0: float = math.inf  # RR: log(d / o), rounded up
+    epsilon0: float = math.inf  # RR: log(d / o), rounded up (the least private end of a product's band)
+    lower_epsilon0: float = math.inf  # RR: log(d / o) at the band's most private end, rounded down (the lower)
     blanket_gamma: float | None = None
     blanket_omega: np.ndarray | None = None
     dp: DP | None = None
@@ -112,30 +115,6 @@ def _formed(randomizer: Any) -> bool:
     return isinstance(randomizer, (list, tuple)) and len(randomizer) > 1
 
 
-def _rr_parameters(op: MarkovOperator) -> tuple[int, Fraction, Fraction] | None:
-    """``(k, d, o)`` when ``op`` is exactly k-ary RR (structured, or a dense matrix with one value on the
-    diagonal and one off it, ``d > o``), else None."""
-    if isinstance(op, SymmetricChannel):
-        return op.k, Fraction(op.diagonal), Fraction(op.off_diagonal)
-    n, m = op.shape
-    if n != m or n < 2 or isinstance(op, StructuredOperator) or n > 4096:
-        return None  # (a dense k-RR with k > 4096 is not looked for: pass a SymmetricChannel)
-    mat = op.matrix
-    if hasattr(mat, "toarray"):
-        mat = mat.toarray()
-    mat = np.asarray(mat, dtype=float)
-    d = mat[0, 0]
-    off = mat[~np.eye(n, dtype=bool)]
-    if not (np.all(np.diag(mat) == d) and np.all(off == off[0])):
-        return None
-    return n, Fraction(float(d)), Fraction(float(off[0]))
-
-
-def _up(x: Fraction) -> float:
-    f = float(x)
-    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
-
-
 def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
     """Normalise what :func:`amplify_shuffled` accepts as the randomizer (see its docstring)."""
     if isinstance(randomizer, DP):
@@ -170,31 +149,24 @@ def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
     rr = _rr_parameters(op)
     if rr is not None and rr[1] >= rr[2] and op.shape[0] >= 2:
         k, d, o = rr
-        if not err.is_exact:  # a product chainamp formed: the exact ratio is within (1 +- r)^2
-            r = Fraction(err.rel) + Fraction(err.absolute) / (o if o > 0 else 1)
-            d, o = d * (1 + r), max(o * (1 - r), Fraction(0))
-        eps0 = math.inf if o == 0 else 0.0 if d == o else _log_up(d / o)
+        eps0, low0 = rr_epsilons(d, o, err)  # the least private end of a band (rounded up), and the most private
         desc = (f"{k}-ary randomized response (eps0 = {fmt_number(eps0)})" if k > 2 else
                 f"binary randomized response (eps0 = {fmt_number(eps0)})")
-        return Randomizer("rr", desc, op, ldp.epsilon, k=k, epsilon0=eps0, blanket_gamma=gamma,
-                          blanket_omega=doe.witness, error=err if _formed(randomizer) and not err.is_exact else None)
+        return Randomizer("rr", desc, op, ldp.epsilon, k=k, epsilon0=eps0, lower_epsilon0=low0,
+                          blanket_gamma=gamma, blanket_omega=doe.witness,
+                          error=err if _formed(randomizer) and not err.is_exact else None)
     return Randomizer("finite", desc or op.description if hasattr(op, "description") else desc, op, ldp.epsilon,
                       blanket_gamma=gamma, blanket_omega=doe.witness,
                       error=err if _formed(randomizer) and not err.is_exact else None)
 
 
-def _log_up(x: Fraction) -> float:
-    """An upper bound of ``log(x)`` for a positive rational (beyond the largest float: the logs of its integer
-    numerator and denominator, each within a few units of its own magnitude)."""
-    try:
-        v = math.log(_up(x))
-    except OverflowError:
-        a, b = math.log(x.numerator), math.log(x.denominator)
-        return math.nextafter(a - b + 4e-16 * (abs(a) + abs(b) + 1.0), math.inf)
-    return math.nextafter(v + 4e-16 * (abs(v) + 1.0), math.inf)
-
-
 # ------------------------------------------------------------------ methods
+def _krr_lower(rz: Randomizer, users: int) -> tuple:
+    """``(pair or None, description)``: the k-RR lower (:func:`~chainamp.shuffle.krr.krr_lower_profile`: a concrete
+    dataset) at the band's most private end, ``rz.lower_epsilon0``."""
+    return krr_lower_profile(users, *lower_krr_parameters(rz.k, rz.lower_epsilon0))
+
+
 def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progress: bool | None = None,
            executor: Any = None, **_: Any) -> ShuffleBound | None:
     """Randomized response: :func:`~chainamp.shuffle.binary_rr_shuffle` (k = 2, the exact worst case) or
@@ -218,7 +190,8 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
             p = 0.5
         else:
             p = 1.0 if math.isinf(e0) else min(1.0, _up(1 / (1 + Fraction(math.exp(-e0)) * (1 - Fraction(1, 2**50)))))
-        res = binary_rr_shuffle(users, p, target_delta=target, progress=progress)
+        p_low = min(lower_keep_probability(rz.lower_epsilon0), p)  # the lower at the band's most private end
+        res = binary_rr_shuffle(users, p, lower_p=p_low, target_delta=target, progress=progress)
         if not res.exact_all:
             notes.append(f"datasets m = 0..{res.exact_datasets[-1]} of the other users are exact components; the "
                          f"{len(res.intervals)} intervals beyond are covered by a sound reveal bound")
@@ -226,6 +199,8 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
     else:
         k, d, o = krr_parameters(rz.k, rz.epsilon0)
         res = krr_shuffle(users, k, d, o, progress=progress)
+        low, what = _krr_lower(rz, users)  # krr_shuffle's own lower is at the upper's eps0: replaced
+        res = replace(res, lower=low, lower_dataset=what)
         notes.append("k-ary RR: the certified profile is the two-output reveal bound, valid for every dataset but "
                      "not the exact worst case; the lower profile is a concrete dataset")
         src = "two-output reveal bound for k-ary RR (shuffle.krr)"
@@ -461,6 +436,7 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
             if skip is not None:
                 table[name] = ("not computed: a lower estimate of its bound at the best epsilon above is already "
                                "over delta, so its epsilon is larger")
+                skip = _krr_lower(rz, n)  # at the band's most private end (skip's own is at the upper's eps0)
                 if skip[0] is not None:
                     spare_lower = ShuffleBound(profile_of_pair(skip[0], name=skip[0].name, exact=True,
                                                                source="exact profile of concrete datasets"),

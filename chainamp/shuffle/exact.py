@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
+from ..errors import InvalidParameterError
 from ..privacy import DominatingPair
 from ._binomial import (PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol,
                         sum_chernoff_log_tail)
@@ -359,7 +360,7 @@ def _epsilon_of(P: np.ndarray, Q: np.ndarray, delta: float, hi: float) -> float:
 def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target_delta: float | None = None,
                       tolerance: float = EXACT_TOLERANCE, growth: float = 1.5,
                       budget: float = EXACT_WORK_BUDGET, max_exact_all: int = MAX_EXACT_ALL,
-                      min_exact: int = MIN_EXACT, coin_tail: float = COIN_TAIL,
+                      min_exact: int = MIN_EXACT, coin_tail: float = COIN_TAIL, lower_p: float | None = None,
                       progress: bool | None = None) -> ShuffledPairs:
     """Certified worst case over the other users' bits of binary RR (keep probability ``p``) shuffled among
     ``users`` users, as a finite dominating pair (derivation in the module docstring).
@@ -377,6 +378,9 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     Within the budget the certified epsilon at the target is within ``1 + tolerance`` of the exact worst case
     (plus rounding); past it the result stays sound and ``lower`` (the exact datasets) shows the gap.
 
+    ``lower_p`` (in ``[1/2, p]``, default p): the true keep probability is only known to be in ``[lower_p, p]``; the
+    lower's datasets are computed again at lower_p (the truth's RR then a flip: below the truth).
+
     Examples
     --------
     >>> res = binary_rr_shuffle(4, 0.75)
@@ -385,10 +389,14 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
     """
     N = int(users) - 1
     q = 1.0 - p  # exact (Sterbenz) for p in [1/2, 1]
+    lower_p = p if lower_p is None else lower_p
+    if not 0.5 <= lower_p <= p:
+        raise InvalidParameterError(f"lower_p must be in [1/2, p = {p!r}] (got {lower_p!r})")
     half = N // 2
     if q == 0.0:  # no noise: the others' count is known, so s reveals user 1's bit (delta = 1 at every eps)
         pair = DominatingPair([1.0, 0.0], [0.0, 1.0], name=f"binary RR with p = 1 among {users} users", exact=True)
-        return ShuffledPairs(pair, pair, True, (0,), (), "any dataset of the other users")
+        low = pair if lower_p == 1.0 else binary_rr_shuffle(users, lower_p, tail=tail, min_exact=min_exact).lower
+        return ShuffledPairs(pair, low, True, (0,), (), "any dataset of the other users")
     check_memory(160.0 * (_width(N, q) + _width(half, p) + 64), "the shuffled histogram's distributions")
     up, lo = HullAccumulator(), HullAccumulator()
     exact_ms: list[int] = []
@@ -432,7 +440,9 @@ def binary_rr_shuffle(users: int, p: float, *, tail: float = WINDOW_TAIL, target
             P, Q = user_pair_widened(z, p, q, eta)
             if m1 == m2:
                 exact_ms.append(m1)
-                lo.add_runs(*_lower_points((*_user_pair(z, p, q), eta), rel, dropped), z.size + 2)  # two runs
+                zl, rl, dl, el = (z, rel, dropped, eta) if lower_p == p else (  # the lower at the most private end
+                    _component_law(N, m1, m2, lower_p, 1.0 - lower_p, tail, coin_tail))
+                lo.add_runs(*_lower_points((*_user_pair(zl, lower_p, 1.0 - lower_p), el), rl, dl), zl.size + 2)
                 if target_delta is not None:
                     state["eps"] = max(state["eps"], _epsilon_of(P, Q, target_delta, eps_hi))
             elif target_delta is not None and not final:
@@ -488,10 +498,3 @@ def _widen(P: np.ndarray, Q: np.ndarray, eta: float) -> tuple[np.ndarray, np.nda
         return P, Q
     return np.nextafter(P + eta, np.inf), np.maximum(np.nextafter(Q - eta, -np.inf), 0.0)
 
-
-def _interval_base(ones: int, zeros: int, p: float, q: float, tail: float):
-    """``Bin(ones, p) + Bin(zeros, q)``: (Z, rel, dropped, absolute)."""
-    _, a, da = binomial_window(ones, p, tail)
-    _, b, db = binomial_window(zeros, q, tail)
-    z, r, eta = _conv_any(a, b)
-    return z, r + pmf_rtol(ones, p) + pmf_rtol(zeros, q) + 8 * _U, da + db, eta

@@ -20,6 +20,7 @@ import pytest
 from chainamp._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF
 from chainamp.privacy import DominatingPair
 from chainamp.privacy._roc import _cross_sign, _masses_from_vertices, _upper_hull
+from conftest import CROSS_EDGES
 
 mpmath.mp.dps = 80
 M = mpmath.mpf
@@ -160,16 +161,6 @@ def test_from_points_never_below_the_exact_region(points, eps):
 
 
 # ----------------------------------------------------------------- from_roc: exact hull, directed differences
-#: (s0, b0, s1, b1, s2, b2): three hull points; the exact orientation of (o, a, b) is a right turn (a lies strictly
-#: above the segment o-b, so it is a hull vertex) while the float cross product is > 0 (a left turn: a popped)
-CROSS_EDGES = [(0.021240628764265135, 0.32073507056453515, 0.22209524816669848, 0.46514357618231683,
-                0.8490456576951904, 0.9159022991124846),
-               (0.16766205773267923, 0.3390041638227071, 0.35442870264914916, 0.5034696971037753,
-                0.7894430393530141, 0.8865405869990735),
-               (0.03231549897086235, 0.4619521165277049, 0.242308318626814, 0.5813018567374543,
-                0.8254697316445011, 0.9127425376999887)]
-
-
 @pytest.mark.parametrize("s0, b0, s1, b1, s2, b2", CROSS_EDGES, ids=["a", "b", "c"])
 def test_hull_orientation_of_near_collinear_points(s0, b0, s1, b1, s2, b2):
     """``_cross_sign``'s error filter ``16 u (|t1| + |t2|)``: below it the sign is decided exactly."""

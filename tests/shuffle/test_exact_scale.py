@@ -12,6 +12,7 @@ import pytest
 
 from chainamp._numerics import UNIT_ROUNDOFF, compiled
 from chainamp.shuffle import _pairs, binary_rr_shuffle, exact
+from conftest import CROSS_EDGES
 
 U = Fraction(UNIT_ROUNDOFF)
 
@@ -127,6 +128,25 @@ def test_kept_queue_gives_the_certificate_of_recomputing(monkeypatch):
     again = binary_rr_shuffle(10**6, p, **kw)
     assert kept.intervals == again.intervals and len(kept.intervals) > 0
     assert np.array_equal(kept.upper.p, again.upper.p) and np.array_equal(kept.upper.q, again.upper.q)
+
+
+@pytest.mark.parametrize("s0, b0, s1, b1, s2, b2", CROSS_EDGES, ids=["a", "b", "c"])
+def test_chain_filter_keeps_exact_vertices(s0, b0, s1, b1, s2, b2):
+    """The chain's ``64 u (|t1| + |t2|)`` filter (one chain, :func:`_pairs._chain_source`, for ``thin`` and the
+    merge): on these near-collinear points the float cross product alone pops an exact hull vertex."""
+    exact_cross = (Fraction(s1) - Fraction(s0)) * (Fraction(b2) - Fraction(b0)) - \
+        (Fraction(b1) - Fraction(b0)) * (Fraction(s2) - Fraction(s0))
+    assert exact_cross < 0  # a right turn: (s1, b1) is a vertex of the exact hull
+    assert (s1 - s0) * (b2 - b0) - (b1 - b0) * (s2 - s0) > 0  # the float predicate alone calls it a left turn
+    s, b = np.array([s0, s1, s2]), np.array([b0, b1, b2])
+    assert np.array_equal(_pairs.thin(s, b)[0], s)
+    acc = _pairs.HullAccumulator()
+    acc.add_runs(s, b, 3)
+    assert np.array_equal(acc.s, s) and np.array_equal(acc.b, b)
+    acc = _pairs.HullAccumulator()  # the same points as two runs, merged with a hull below them
+    acc.add_runs(np.array([0.0, 1.0]), np.array([0.0, 1.0]) * b0, 1)
+    acc.add_runs(np.array([s0, s2, s1]), np.array([b0, b2, b1]), 2)
+    assert all(x in acc.s for x in s)
 
 
 @pytest.mark.parametrize("eta", [0.0, 1e-17, 3.3e-12, 1e-3], ids=["0", "1e-17", "3e-12", "1e-3"])
