@@ -226,8 +226,11 @@ def _matrix(rz: Randomizer) -> Any:
     op = rz.operator
     if isinstance(op, SymmetricChannel):
         return op
-    return np.asarray(op.densify().matrix if isinstance(op, StructuredOperator) else
-                      (op.matrix.toarray() if hasattr(op.matrix, "toarray") else op.matrix), dtype=float)
+    mat = np.asarray(op.densify().matrix if isinstance(op, StructuredOperator) else
+                     (op.matrix.toarray() if hasattr(op.matrix, "toarray") else op.matrix), dtype=float)
+    # an operator chainamp already accepted (a product's rows may drift past the default row_sum_atol: its
+    # error model covers that drift): wrapped, so the methods do not check its rows again
+    return MarkovOperator(mat, op.inputs, op.outputs, row_sum_atol=math.inf)
 
 
 def _widened(fn: Callable[[np.ndarray], np.ndarray], rz: Randomizer, users: int) -> Callable[[np.ndarray], np.ndarray]:

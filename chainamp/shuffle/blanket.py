@@ -198,7 +198,7 @@ def _blanket_parts(R: Any) -> tuple[float, np.ndarray | None, Any]:
             raise InvalidMechanismError(f"R must be a square symmetric channel with >= 2 values (shape {R.shape})")
         return max(0.0, 1.0 - doeblin(R).gamma), None, None
     M = _dense(R)
-    res = doeblin(M)
+    res = doeblin(R if isinstance(R, MarkovOperator) else M)  # an operator is not checked again
     om = np.zeros(M.shape[1]) if res.witness is None else np.asarray(res.witness, dtype=float)
     return max(0.0, 1.0 - res.gamma), om, M
 

@@ -212,14 +212,15 @@ def clone_probability(R: Any, *, neighbors: Any = None) -> float:
         # y in {x0, x1}: 2 m / (d + o); any other y (k >= 3): 2 m / (2 o), smaller when d < o
         best = 2.0 * m / (d + o) if R.shape[0] < 3 else min(2.0 * m / (d + o), m / o)
         return max(0.0, best * (1.0 - 8 * _U))
-    if isinstance(R, MarkovOperator):
+    accepted = isinstance(R, MarkovOperator)  # an operator's rows were checked when it was built
+    if accepted:
         R = R.matrix.toarray() if hasattr(R.matrix, "toarray") else R.matrix
     M = np.asarray(R, dtype=float)
     if M.ndim != 2 or M.shape[0] < 2 or np.any(~np.isfinite(M)) or np.any(M < 0):
         raise InvalidParameterError(f"R must be a 2-d array of >= 2 rows of non-negative numbers (shape "
                                     f"{M.shape})")
-    M = MarkovOperator(M).matrix  # rows must sum to 1 (within row_sum_atol); they stand for their normalised rows
-    M = np.asarray(M.toarray() if hasattr(M, "toarray") else M, dtype=float)
+    if not accepted:
+        MarkovOperator(M)  # rows must sum to 1 (within row_sum_atol); they stand for their normalised rows
     M = M / M.sum(axis=1, keepdims=True)
     k = M.shape[0]
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)] if neighbors is None else list(neighbors)
