@@ -225,7 +225,7 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
         src = "exact worst case over the other users' data (shuffle.exact, binary RR)"
     else:
         k, d, o = krr_parameters(rz.k, rz.epsilon0)
-        res = krr_shuffle(users, k, d, o, progress=progress)
+        res = krr_shuffle(users, k, d, o, target_delta=target, progress=progress)
         notes.append("k-ary RR: the certified profile is the two-output reveal bound, valid for every dataset but "
                      "not the exact worst case; the lower profile is a concrete dataset")
         src = "two-output reveal bound for k-ary RR (shuffle.krr)"

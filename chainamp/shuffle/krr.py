@@ -18,11 +18,14 @@ outcomes of 64 bins become about 10^4 points.
 That is a sound bound for every dataset, but NOT the exact worst case (a further reveal than the
 blanket's, which the "auto" method also computes).
 
-**The lower profile.** Every other user holds one third value v; the analyst's view ``(T, h_x0)`` with
-``T = h_x0 + h_x1`` is a post-processing of that dataset's histogram, so its exact profile (rounded the safe
-way for a lower curve) is below the worst case. Its outcomes are the values T of the count of reports on
-``{x0, x1}`` times a window of h_x0; past ``lower_outcomes`` only every few T values are kept (outcomes left
-out only lower it).
+**The lower profile.** The exact profile of a concrete dataset of the others is below the worst case, and so
+is the larger of two at each epsilon: "every other user holds one third value v" and "every other user holds
+x0" (closed forms in :mod:`._krr_datasets`; exhaustive search at n <= 9 found the worst dataset always of the
+form "a users at x0, the rest at one third value", mostly a = 0 or a = N: a conjecture, used only to choose
+these two, never for the certificate). Past ``lower_outcomes`` outcomes the first is replaced by a view of its
+histogram (a post-processing, so below it): ``(T, h_x0)`` with ``T = h_x0 + h_x1``, the values T of the count of
+reports on ``{x0, x1}`` times a window of h_x0 (past the budget only a block of T values is kept: outcomes
+left out only lower it), or at large n ``h_x0 - h_x1``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, pmf_rtol
 from ._chains import SupportSum, compress, delta_of
 from ._clones import invert_delta
 from ._curves import pair_from_curve
+from ._krr_datasets import ALL_FIRST, ALL_THIRD, all_first_lower, all_third_lower, envelope
 from ._pairs import both_orders, roc_lower, roc_upper, thin
 from .exact import LOWER_TAIL, ShuffledPairs, _conv_any, _user_pair, _widen
 
@@ -123,7 +127,8 @@ def two_output_curve(users: int, d: float, o: float, *, tail: float = WINDOW_TAI
 
 
 def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_TAIL, bins: int = 64,
-                lower_outcomes: float = 3e5, progress: bool | None = None) -> ShuffledPairs:
+                lower_outcomes: float = 3e5, target_delta: float | None = None,
+                progress: bool | None = None) -> ShuffledPairs:
     """Certified bound for k-ary RR (``K(x, x) = d``, ``K(x, y) = o``, ``k >= 3``) shuffled among ``users`` users,
     valid for every dataset of the others (the two-output reveal of the module docstring), and the exact profile
     of a post-processed view of one concrete dataset as ``lower``.
@@ -131,9 +136,10 @@ def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_
     ``curve``: the certified curve, evaluated directly (``epsilon_at`` inverts it); ``upper``: the pessimistic
     pair through a grid of its points (for ``compose``: it dominates every mechanism meeting those points, so
     it is certified too, but between grid points it may lie above or below ``curve``).
-    ``lower``: every other user holds one third value; the analyst's view (``T = h_x0 + h_x1``, ``h_x0``) (a
-    post-processing of the histogram, so its profile is a lower bound of that dataset's, hence of the worst
-    case); outcomes are dropped beyond ``lower_outcomes`` (which only lowers it).
+    ``lower``: the larger at each epsilon of two concrete datasets' exact profiles (every other user at one third
+    value; every other user at x0), each below the worst case; past ``lower_outcomes`` outcomes the first is a
+    view of its histogram (module docstring). ``lower_dataset`` says which, and with ``target_delta`` which of
+    the two is the larger at that delta.
 
     >>> res = krr_shuffle(3, 4, 0.5, 1 / 6)
     >>> up, low = res.curve(np.array([0.5]))[0], res.lower.delta(0.5)   # both certify the truth: between them
@@ -149,7 +155,7 @@ def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_
         bar.update(1)
         # windows at 1e-15 for the lower: outcomes left out only lower it (by at most their mass), and every T
         # value then fits the outcome budget at deployed sizes instead of being subsampled
-        lower, what = _krr_lower_any(N, k, d, o, max(tail, LOWER_TAIL), lower_outcomes)
+        lower, what = _krr_lower_any(N, k, d, o, max(tail, LOWER_TAIL), lower_outcomes, target_delta)
         bar.update(1)
     return ShuffledPairs(upper, lower, False, (), (), what, curve)
 
@@ -198,13 +204,13 @@ def skip_two_output(users: int, k: int, eps0: float, eps: float, target: float) 
     _, d, o = krr_parameters(k, eps0)
     if two_output_lower_estimate(users, d, o, eps) <= target * 1.01:
         return None
-    return krr_lower_profile(users, k, d, o)
+    return krr_lower_profile(users, k, d, o, target_delta=target)
 
 
 def krr_lower_profile(users: int, k: int, d: float, o: float, tail: float = WINDOW_TAIL,
-                      lower_outcomes: float = 3e5) -> tuple:
+                      lower_outcomes: float = 3e5, target_delta: float | None = None) -> tuple:
     """``(pair or None, description)``: the lower of :func:`krr_shuffle` alone."""
-    return _krr_lower_any(int(users) - 1, k, d, o, max(tail, LOWER_TAIL), lower_outcomes)
+    return _krr_lower_any(int(users) - 1, k, d, o, max(tail, LOWER_TAIL), lower_outcomes, target_delta)
 
 
 def krr_epsilon(curve: Callable[[np.ndarray], np.ndarray], delta: float, pure: float) -> float:
@@ -212,27 +218,67 @@ def krr_epsilon(curve: Callable[[np.ndarray], np.ndarray], delta: float, pure: f
     return invert_delta(lambda e: float(curve(np.array([e]))[0]), delta, pure, rtol=1e-9)
 
 
-def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: float) -> tuple:
-    """``(pair, description)`` of the lower: the view ``(T, h_x0)`` when every count T fits the outcome budget,
-    else the view ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T."""
-    what = ("every other user holds one third value; the exact profile of the view (h_x0 + h_x1, h_x0), a "
-            "post-processing of its histogram")
+def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: float,
+                   target: float | None = None) -> tuple:
+    """``(pair, description)`` of the lower: the larger at each epsilon of two concrete datasets' exact profiles
+    (:mod:`._krr_datasets`: every other user at one third value v, or every other user at x0). Past ``budget``
+    outcomes the first is replaced by a view of it: ``(T, h_x0)`` when every count T fits, else
+    ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T; the second keeps its
+    most likely counts. ``target``: the report's delta, to say which dataset is the larger there."""
     if N == 0 or 0.0 < o <= COIN_MIN:
-        return None, what
+        return None, "every other user holds one third value"
     # the lower is computed for a randomizer at least as private as the one (d, o) stands for: callers pass eps0
     # rounded UP (o a few ulps below the true o*, e.g. 2^-48 relative from amplify_shuffled), and a larger o is a
     # garbling of every report (a post-processing of the histogram), so its profile stays below the truth's
     o = min(o * (1.0 + LOWER_O_PUSH), 1.0 / k)
     d = 1.0 - (k - 1) * o
+    n = N + 1
+    found = []  # (ROC points or pair, plain description)
+    third = all_third_lower(n, k, o, tail, budget)
+    if third is not None:
+        found.append((third, ALL_THIRD + " (its full histogram)"))
+    else:
+        found.append(_third_view(N, k, d, o, tail, budget))
+    first = all_first_lower(n, k, o, tail, budget)
+    if first is not None:
+        found.append(((first[0], first[1]), ALL_FIRST + (" (its full histogram)" if first[2] else
+                                                         " (its most likely counts off x0)")))
+    found = [(x if isinstance(x, tuple) or x is None else _points_of(x), w) for x, w in found]
+    found = [(x, w) for x, w in found if x is not None]
+    if not found:
+        return None, ALL_THIRD
+    if len(found) == 1:
+        return envelope([found[0][0]], f"k-RR, {found[0][1]}"), found[0][1]
+    pairs = [envelope([x], w) for x, w in found]
+    what = ("the larger at each epsilon of the exact profiles of two datasets of the other users: (a) "
+            f"{found[0][1]}; (b) {found[1][1]}")
+    if target is not None:
+        eps = [p.epsilon(target) for p in pairs]
+        what += f"; at delta = {target:.3g} the larger is ({'ab'[int(eps[1] > eps[0])]})"
+    return envelope([x for x, _ in found], "k-RR, two concrete datasets of the other users"), what
+
+
+def _points_of(pair: DominatingPair) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices of a lower pair made by ``from_roc`` (its masses' prefix sums, rounded down on the detection
+    side and up on the false-alarm side by the sums' rounding: ``(m + 4) u`` relative)."""
+    m = pair.p.size
+    b = np.maximum(np.nextafter(np.cumsum(pair.p) * (1.0 - (m + 8) * _U), -np.inf), 0.0)
+    s = np.minimum(np.nextafter(np.cumsum(pair.q) * (1.0 + (m + 8) * _U), np.inf), 1.0)
+    return np.concatenate(([0.0], s)), np.concatenate(([0.0], b))
+
+
+def _third_view(N: int, k: int, d: float, o: float, tail: float, budget: float) -> tuple:
+    """``(pair, description)``: a view of the dataset "every other user at one third value" when its full histogram
+    has too many outcomes (see :func:`_krr_lower_any`)."""
+    what = ALL_THIRD + " (the view h_x0 + h_x1, h_x0 of its histogram"
     lo, w, _ = binomial_window(N, 2 * o, tail)
     width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(lo + w.size, 1) / 4.0)) + 2
     if (w.size + 1) * width > budget:
         low = _krr_lower_difference(N, k, d, o, tail)
         if low is not None:
-            return low, ("every other user holds one third value; the exact profile of the view h_x0 - h_x1 (a "
-                         "post-processing of its histogram) for k-RR with o' >= o (one rounding more private)")
-        what += f"; only the {int(budget // width)} most likely values of T"
-    return _krr_lower(N, d, o, tail, budget), what
+            return low, ALL_THIRD + " (the view h_x0 - h_x1 of its histogram)"
+        what += f", only the {int(budget // width)} most likely values of h_x0 + h_x1"
+    return _krr_lower(N, d, o, tail, budget), what + ")"
 
 
 def _beta_for(o: float) -> float | None:
