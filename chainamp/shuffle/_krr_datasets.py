@@ -41,8 +41,8 @@ decides how tight the points are, never whether they are achievable. The masses 
 :func:`._pairs.roc_lower` (detection side down, false-alarm side up).
 
 The datasets are computed only while their outcomes fit ``budget`` (the count grows like ``n^{3/2}`` for the
-first and ``n`` for the second); past it the first is left to the caller's cheaper views and the second keeps
-its most likely values of g (outcomes left out only lower it).
+first and ``n`` for the second); past it the first is left to the caller's cheaper views and the second is left
+out (at such sizes it is far below the first: it wins only where ``n o`` is small).
 """
 
 from __future__ import annotations
@@ -64,25 +64,56 @@ _U = UNIT_ROUNDOFF
 #: products, three sums of non-negative terms), two products of factors, the product with the bracket and the
 #: division by n (at most 11 u; a margin for the first-order composition of relative errors)
 MASS_ARITH = 16 * _U
-#: an absolute charge per outcome on the false-alarm side: a mass that is subnormal carries an absolute rounding
-#: error (at most 2^-1074 per operation) instead of a relative one
-SUBNORMAL = 1e-300
+#: outcomes whose computed mass is below this are left out of every test (which only lowers a lower curve): the
+#: factors and products of the kept ones are then normal floats, each within its relative error bound
+TINY = 1e-280
 
 ALL_THIRD = "every other user holds the same third value v (neither of the changed user's two values)"
 ALL_FIRST = "every other user holds x0 (the changed user's own value before the change)"
 
 
+def rational_parameter(p: Fraction) -> tuple[float, bool, float, float, float]:
+    """``(pf, mirror, e1, e2, dp)`` for an exact rational ``p`` in (0, 1): ``pf`` the float nearest the smaller side
+    ``p* = min(p, 1 - p)`` (``mirror``: it is ``1 - p``), ``dp >= |pf - p*|``, ``e1 >= dp / p*``,
+    ``e2 >= dp / (1 - p*)`` (each computed in rationals, rounded up)."""
+    mirror = p > Fraction(1, 2)
+    ps = 1 - p if mirror else p
+    pf = float(ps)
+    delta = abs(Fraction(pf) - ps)
+
+    def up(x: Fraction) -> float:
+        f = float(x)
+        return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+    return pf, mirror, up(delta / ps), up(delta / (1 - ps)), up(delta)
+
+
+def parameter_rtol(m: int, lo: int, hi: int, pf: float, e1: float, e2: float, dp: float) -> float:
+    """A bound of the relative change of ``Bin(m, .)``'s masses at ``lo..hi`` between the float ``pf`` and the exact
+    ``p*`` (:func:`rational_parameter`; indices on the side of ``pf``, ``pf <= 1/2``).
+
+    The ratio of the two masses at j is ``exp(j log(pf / p*) + (m - j) log((1 - pf) / (1 - p*)))`` (the
+    coefficients cancel); with ``|log(1 + t) - t| <= t^2`` (``|t| <= 1/2``) its exponent is
+    ``(pf - p*) (j - m p*) / (p* (1 - p*))`` up to ``j e1^2 + (m - j) e2^2``. On the window ``|j - m p*| <=
+    max(|lo - m pf|, |hi - m pf|) + m dp`` (the float ``m pf`` and the difference add at most ``2u (hi + m pf)``)
+    and ``p* (1 - p*) >= pf (1 - pf) (1 - e1 - e2)``. The exponent's bound x gives ``e^x - 1 <= x (1 + x)``
+    (``x <= 1/2``, else inf); the float evaluation of this bound (about ten roundings of positive terms) is
+    covered by a final ``1 + 16u``."""
+    if dp == 0.0 or m == 0:
+        return 0.0
+    c = m * pf
+    dev = max(abs(lo - c), abs(hi - c)) + m * dp + 2 * _U * (hi + c)
+    lin = dp * dev / (pf * (1.0 - pf) * (1.0 - e1 - e2 - 4 * _U))
+    x = lin + hi * e1 * e1 + (m - lo) * e2 * e2
+    if not x <= 0.5:
+        return math.inf
+    return x * (1.0 + x) * (1.0 + 16 * _U)
+
+
 def binomial_exact_rational(m: int, p: Fraction, tail: float) -> tuple[int, np.ndarray, float, float]:
     """``(lo, w, dropped, rel)``: ``Bin(m, p)`` at ``lo .. lo + len(w) - 1`` for an EXACT rational ``p``, every mass
-    within relative ``rel`` of the exact one, and a bound ``dropped`` of the mass outside.
-
-    The window is computed at ``pf``, the float nearest the smaller of ``p`` and ``1 - p`` (then mirrored), so both
-    ``pf`` and ``1 - pf`` are within a relative ``e1 = |pf - p*| / p*`` and ``e2 = |pf - p*| / (1 - p*)`` of the
-    exact ones (``p*`` the smaller side). Boost's masses are within ``PMF_RTOL`` of the binomial at ``pf``; that one
-    differs from the binomial at ``p*`` by the factor ``exp(j log(pf / p*) + (m - j) log((1 - pf) / (1 - p*)))``,
-    whose exponent is ``(pf - p*) (j / p* - (m - j) / (1 - p*))`` up to ``j e1^2 + (m - j) e2^2`` (``|log(1 + t) -
-    t| <= t^2`` for ``|t| <= 1/2``). The first term is linear in j: its largest magnitude on the window is at an
-    end, computed exactly in rationals. The exponent's bound x gives a relative error ``e^x - 1 <= x (1 + x)``.
+    within relative ``rel`` of the exact one, and a bound ``dropped`` of the mass outside
+    (:func:`._binomial.binomial_window` at the float nearest the smaller of ``p`` and ``1 - p``, then mirrored, so
+    ``1 - pf`` is accurate too): Boost's ``PMF_RTOL`` and :func:`parameter_rtol`, composed.
 
     >>> lo, w, out, rel = binomial_exact_rational(10, Fraction(1, 2), 1e-15)
     >>> lo, w.size, rel == 1e-9    # 1/2 is a float: only Boost's PMF_RTOL
@@ -93,24 +124,47 @@ def binomial_exact_rational(m: int, p: Fraction, tail: float) -> tuple[int, np.n
         return 0, np.ones(1), 0.0, 0.0
     if p == 1:
         return m, np.ones(1), 0.0, 0.0
-    mirror = p > Fraction(1, 2)
-    ps = 1 - p if mirror else p
-    pf = float(ps)
+    pf, mirror, e1, e2, dp = rational_parameter(p)
     lo, w, dropped = binomial_window(m, pf, tail)
     hi = lo + w.size - 1
-    rel = pmf_rtol(m, pf)
-    delta = Fraction(pf) - ps
-    if delta:
-        lin = max(abs(delta * (Fraction(j) / ps - Fraction(m - j) / (1 - ps))) for j in (lo, hi))
-        e1, e2 = abs(delta) / ps, abs(delta) / (1 - ps)
-        x = lin + hi * e1 * e1 + (m - lo) * e2 * e2
-        if x > Fraction(1, 2):
-            return lo, w, dropped, math.inf
-        x = x * (1 + x)
-        rel = math.nextafter(float(rel + x + rel * x) * (1.0 + 4 * _U), math.inf)
+    rel = _compose(pmf_rtol(m, pf), parameter_rtol(m, lo, hi, pf, e1, e2, dp))
     if mirror:
         lo, w = m - hi, w[::-1].copy()
     return lo, w, dropped, rel
+
+
+def _compose(a: float, b: float) -> float:
+    """The relative error of a product of two factors within relative a and b (rounded up)."""
+    if a == 0.0 or b == 0.0:
+        return a + b
+    return math.nextafter((a + b + a * b) * (1.0 + 4 * _U), math.inf)
+
+
+def frame(m: int, param: tuple, tail: float) -> tuple[int, np.ndarray, float]:
+    """``(lo, w, rel)``: ``Bin(m, p)`` (``param`` from :func:`rational_parameter`) on the frame
+    ``|j - m pf| <= t`` with Bernstein's ``t = L/3 + sqrt(L^2/9 + 2 var L) + 1``, ``L = log(2 / tail)`` (outside it
+    at most ``tail`` of the mass), each mass from Boost's pmf directly (within ``PMF_RTOL`` at ``pf``) and
+    :func:`parameter_rtol`. One vectorised call: the inner factors of the datasets need no Chernoff search (any
+    frame is valid for a lower; outcomes outside it are left out)."""
+    pf, mirror, e1, e2, dp = param
+    m = int(m)
+    if m == 0:
+        return 0, np.ones(1), 0.0
+    L = math.log(2.0 / tail)
+    c = m * pf
+    t = L / 3.0 + math.sqrt(L * L / 9.0 + 2.0 * c * (1.0 - pf) * L) + 1.0
+    lo, hi = max(0, int(math.floor(c - t))), min(m, int(math.ceil(c + t)))
+    try:  # Boost's binomial pmf, the ufunc behind scipy.stats.binom.pmf (as in ._binomial)
+        from scipy.special._ufuncs import _binom_pmf as pmf_fn
+    except ImportError:  # pragma: no cover - a scipy without the private ufunc
+        from scipy.stats import binom
+
+        pmf_fn = binom.pmf
+    w = np.asarray(pmf_fn(np.arange(lo, hi + 1, dtype=float), float(m), pf), dtype=float)
+    rel = _compose(pmf_rtol(m, pf), parameter_rtol(m, lo, hi, pf, e1, e2, dp))
+    if mirror:
+        lo, w = m - hi, w[::-1].copy()
+    return lo, w, rel
 
 
 def exact_channel(k: int, o: float) -> tuple[Fraction, Fraction] | None:
@@ -132,15 +186,17 @@ def _estimate(m: int, p: float, tail: float) -> float:
 def _finish(P: np.ndarray, Q: np.ndarray, key: np.ndarray, rel: float, dropped: float, both: bool):
     """ROC points of the prefixes of the outcomes in decreasing computed ``key`` (the likelihood ratio ``P / Q``),
     rounded for a lower (:func:`._pairs.roc_lower`), and of the reversed order for ``H(Q || P)`` when ``both``; each
-    false-alarm side raised by ``dropped`` and the subnormal charge."""
-    order = np.argsort(-key, kind="stable")
-    P, Q = P[order], Q[order]
+    false-alarm side raised by ``dropped``. Outcomes with a mass below ``TINY`` are left out of every test (no
+    computed factor or product of a kept one is then subnormal, so every kept mass has a relative error bound)."""
+    keep = (P > TINY) & (Q > TINY)
+    order = np.argsort(-key[keep], kind="stable")
+    P, Q = P[keep][order], Q[keep][order]
     s, b = roc_lower(P, Q, rel, monotone=True)  # any order's prefixes are tests: "monotone" only skips the sort
     if both:
         s2, b2 = roc_lower(Q[::-1], P[::-1], rel, monotone=True)
         s, b = np.concatenate((s, s2)), np.concatenate((b, b2))
-    missing = dropped + SUBNORMAL * P.size
-    s = np.minimum(np.nextafter(s + missing * (1.0 + 8 * _U), np.inf), 1.0)
+    if dropped > 0.0:
+        s = np.minimum(np.nextafter(s + dropped * (1.0 + 8 * _U), np.inf), 1.0)
     s[0] = 0.0  # the empty test (0, 0) is always achievable
     return thin(s, b)
 
@@ -156,83 +212,76 @@ def all_third_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     """
     ch = exact_channel(k, o)
     n = int(users)
-    if ch is None or n < 2:
+    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e300:
         return None
     fd, fo = ch
     two = 2 * fo
     pv = fd / (1 - two)
     lT, wT, dropped, rT = binomial_exact_rational(n, two, tail)
-    t_hi = lT + wT.size - 1
     t_mid = n * float(two)
     est = wT.size * _estimate(t_mid, 0.5, tail) * (1.0 if k == 3 else _estimate(n - t_mid, float(pv), tail))
     if est > 4.0 * budget:
         return None
     rd, ro = float(fd / fo), float(fo / fd)  # each within u of d*/o*, o*/d*
+    half = rational_parameter(Fraction(1, 2))
+    vpar = rational_parameter(pv) if 0 < pv < 1 else None
     blocks, count, rel_f = [], 0, 0.0
-    for i, T in enumerate(range(lT, t_hi + 1)):
-        la, a, da, ra = binomial_exact_rational(T, Fraction(1, 2), tail)
-        lv, c, dv, rv = binomial_exact_rational(n - T, pv, tail)
+    for i, T in enumerate(range(lT, lT + wT.size)):
+        la, a, ra = frame(T, half, tail)
+        lv, c, rv = frame(n - T, vpar, tail) if vpar is not None else (n - T, np.ones(1), 0.0)  # k = 3: hv = n - T
         count += a.size * c.size
         if count > budget:
             return None
         h0 = (la + np.arange(a.size, dtype=float))[:, None]
         hv = (lv + np.arange(c.size, dtype=float))[None, :]
         M = (wT[i] * a)[:, None] * c[None, :]
-        rest = (n - T) - hv
-        common = ro * hv + rest
+        common = ro * hv + ((n - T) - hv)
         B0 = rd * h0 + (T - h0) + common
         B1 = h0 + rd * (T - h0) + common
         blocks.append((M * B0 / n, M * B1 / n, B0 / B1))
-        rel_f = max(rel_f, ra + rv)
-        dropped += da + dv
+        rel_f = max(rel_f, _compose(ra, rv))
+        dropped += 2.0 * tail
     check_memory(8.0 * 6 * count, "the lower's outcomes (every other user at a third value)")
     P, Q, key = (np.concatenate([blk[j].ravel() for blk in blocks]) for j in range(3))
-    rel = (rT + rel_f + MASS_ARITH) * (1.0 + 1e-6)
+    rel = _compose(_compose(rT, rel_f), MASS_ARITH)
     return _finish(P, Q, key, rel, dropped, both=False)
 
 
 def all_first_lower(users: int, k: int, o: float, tail: float, budget: float) -> tuple | None:
-    """``(s, b, complete)``: ROC points of actual tests (both orders) of the dataset "every other user holds x0"
-    (module docstring, closed form 2) for the exact k-RR of :func:`exact_channel`, rounded the safe way for a
-    lower; past ``budget`` outcomes only the most likely counts g off x0 are kept (``complete`` False). None when
-    the channel carries no information, or when even the most likely count does not fit.
+    """``(s, b)``: ROC points of actual tests (both orders) of the dataset "every other user holds x0" (module
+    docstring, closed form 2) for the exact k-RR of :func:`exact_channel`, rounded the safe way for a lower; None
+    when its outcomes exceed ``budget`` (or the channel carries no information).
 
-    >>> s, b, complete = all_first_lower(4, 3, 0.2, 1e-15, 1e5)
-    >>> complete, bool(b.max() <= 1.0)
-    (True, True)
+    >>> s, b = all_first_lower(4, 3, 0.2, 1e-15, 1e5)
+    >>> round(float(DominatingPair.from_roc(s, b).delta(0.0)), 6)   # exact: 0.2048
+    0.2048
     """
     ch = exact_channel(k, o)
     n = int(users)
-    if ch is None or n < 2:
+    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e300:
         return None
     fd, fo = ch
     lg, wg, dropped, rg = binomial_exact_rational(n, (k - 1) * fo, tail)
-    per = _estimate(n * float((k - 1) * fo), 1.0 / (k - 1), tail)
-    if per > budget or wg.size * per > 4.0 * budget:  # the counts kept would carry too little of the mass
+    if wg.size * _estimate(n * float((k - 1) * fo), 1.0 / (k - 1), tail) > 2.0 * budget:
         return None
     rd, ro = float(fd / fo), float(fo / fd)
-    order = np.argsort(-wg, kind="stable")  # the most likely counts first
-    blocks, count, rel_f, complete = [], 0, 0.0, True
-    split = Fraction(1, k - 1)
-    for i in order.tolist():
+    split = rational_parameter(Fraction(1, k - 1))
+    blocks, count, rel_f = [], 0, 0.0
+    for i in range(wg.size):
         g = lg + i
-        la, a, da, ra = binomial_exact_rational(g, split, tail)
-        if count + a.size > budget:
-            complete = False
-            break
+        la, a, ra = frame(g, split, tail)
         count += a.size
+        if count > budget:
+            return None
         h1 = la + np.arange(a.size, dtype=float)
         M = wg[i] * a
         B1 = ro * (n - g) + rd * h1 + (g - h1)
         blocks.append((M, M * B1 / n, B1))
         rel_f = max(rel_f, ra)
-        dropped += da
-    if not blocks:
-        return None
+        dropped += tail
     P, Q, B1 = (np.concatenate([blk[j] for blk in blocks]) for j in range(3))
-    rel = (rg + rel_f + MASS_ARITH) * (1.0 + 1e-6)
-    s, b = _finish(P, Q, -B1, rel, dropped, both=True)  # P / Q = n / B1: decreasing in B1
-    return s, b, complete
+    rel = _compose(_compose(rg, rel_f), MASS_ARITH)
+    return _finish(P, Q, -B1, rel, dropped, both=True)  # P / Q = n / B1: decreasing in B1
 
 
 def envelope(points: list[tuple[np.ndarray, np.ndarray]], name: str) -> DominatingPair:
@@ -242,3 +291,17 @@ def envelope(points: list[tuple[np.ndarray, np.ndarray]], name: str) -> Dominati
     b = np.concatenate([p[1] for p in points])
     s, b = thin(s, b)
     return DominatingPair.from_roc(s, b, name=name, exact=True)
+
+
+def points_epsilon(s: np.ndarray, b: np.ndarray, delta: float) -> float:
+    """A float estimate of the epsilon where the points' curve ``max_k b_k - e^eps s_k`` crosses ``delta`` (only to
+    say which dataset is the larger there; no certificate): a bisection on ``[0, 800]``."""
+    lo, hi = 0.0, 800.0
+    if float(np.max(b - s)) <= delta:
+        return 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = float(np.max(b - math.exp(mid) * s))
+        lo, hi = (mid, hi) if v > delta else (lo, mid)
+    return lo

@@ -42,7 +42,7 @@ from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, pmf_rtol
 from ._chains import SupportSum, compress, delta_of
 from ._clones import invert_delta
 from ._curves import pair_from_curve
-from ._krr_datasets import ALL_FIRST, ALL_THIRD, all_first_lower, all_third_lower, envelope
+from ._krr_datasets import ALL_FIRST, ALL_THIRD, all_first_lower, all_third_lower, envelope, points_epsilon
 from ._pairs import both_orders, roc_lower, roc_upper, thin
 from .exact import LOWER_TAIL, ShuffledPairs, _conv_any, _user_pair, _widen
 
@@ -223,8 +223,8 @@ def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: floa
     """``(pair, description)`` of the lower: the larger at each epsilon of two concrete datasets' exact profiles
     (:mod:`._krr_datasets`: every other user at one third value v, or every other user at x0). Past ``budget``
     outcomes the first is replaced by a view of it: ``(T, h_x0)`` when every count T fits, else
-    ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T; the second keeps its
-    most likely counts. ``target``: the report's delta, to say which dataset is the larger there."""
+    ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T; the second is left
+    out. ``target``: the report's delta, to say which dataset is the larger there."""
     if N == 0 or 0.0 < o <= COIN_MIN:
         return None, "every other user holds one third value"
     # the lower is computed for a randomizer at least as private as the one (d, o) stands for: callers pass eps0
@@ -241,30 +241,18 @@ def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: floa
         found.append(_third_view(N, k, d, o, tail, budget))
     first = all_first_lower(n, k, o, tail, budget)
     if first is not None:
-        found.append(((first[0], first[1]), ALL_FIRST + (" (its full histogram)" if first[2] else
-                                                         " (its most likely counts off x0)")))
-    found = [(x if isinstance(x, tuple) or x is None else _points_of(x), w) for x, w in found]
+        found.append((first, ALL_FIRST + " (its full histogram)"))
     found = [(x, w) for x, w in found if x is not None]
     if not found:
         return None, ALL_THIRD
     if len(found) == 1:
         return envelope([found[0][0]], f"k-RR, {found[0][1]}"), found[0][1]
-    pairs = [envelope([x], w) for x, w in found]
     what = ("the larger at each epsilon of the exact profiles of two datasets of the other users: (a) "
             f"{found[0][1]}; (b) {found[1][1]}")
     if target is not None:
-        eps = [p.epsilon(target) for p in pairs]
+        eps = [points_epsilon(*x, target) for x, _ in found]
         what += f"; at delta = {target:.3g} the larger is ({'ab'[int(eps[1] > eps[0])]})"
     return envelope([x for x, _ in found], "k-RR, two concrete datasets of the other users"), what
-
-
-def _points_of(pair: DominatingPair) -> tuple[np.ndarray, np.ndarray]:
-    """The vertices of a lower pair made by ``from_roc`` (its masses' prefix sums, rounded down on the detection
-    side and up on the false-alarm side by the sums' rounding: ``(m + 4) u`` relative)."""
-    m = pair.p.size
-    b = np.maximum(np.nextafter(np.cumsum(pair.p) * (1.0 - (m + 8) * _U), -np.inf), 0.0)
-    s = np.minimum(np.nextafter(np.cumsum(pair.q) * (1.0 + (m + 8) * _U), np.inf), 1.0)
-    return np.concatenate(([0.0], s)), np.concatenate(([0.0], b))
 
 
 def _third_view(N: int, k: int, d: float, o: float, tail: float, budget: float) -> tuple:
@@ -274,11 +262,11 @@ def _third_view(N: int, k: int, d: float, o: float, tail: float, budget: float) 
     lo, w, _ = binomial_window(N, 2 * o, tail)
     width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(lo + w.size, 1) / 4.0)) + 2
     if (w.size + 1) * width > budget:
-        low = _krr_lower_difference(N, k, d, o, tail)
+        low = _krr_lower_difference(N, k, d, o, tail, points=True)
         if low is not None:
             return low, ALL_THIRD + " (the view h_x0 - h_x1 of its histogram)"
         what += f", only the {int(budget // width)} most likely values of h_x0 + h_x1"
-    return _krr_lower(N, d, o, tail, budget), what + ")"
+    return _krr_lower(N, d, o, tail, budget, points=True), what + ")"
 
 
 def _beta_for(o: float) -> float | None:
@@ -296,7 +284,7 @@ def _beta_for(o: float) -> float | None:
     return None
 
 
-def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float) -> DominatingPair | None:
+def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float, points: bool = False):
     """The pair of the view ``D = h_x0 - h_x1`` when every other user holds a third value, for k-RR with
     ``o' = beta (1 - beta) >= o`` (exact), hence a lower bound of the worst case at o: a larger o' is a garbling
     of every report by one symmetric channel, a post-processing of the histogram.
@@ -306,7 +294,7 @@ def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float) -> Do
     binomial window with itself. User 1 adds +1, -1 or 0 with probabilities (d', o', r') under x0 and (o', d',
     r') under x1, ``d' = 1 - (k - 1) o'``. The ratio of the two is monotone in D (Z is log-concave), so each
     order's tests are prefixes. Masses are rounded the safe way for a lower curve (detection side down, false
-    alarm side up, plus the mass the window leaves out)."""
+    alarm side up, plus the mass the window leaves out). ``points``: its ROC points ``(s, b)`` instead of the pair."""
     beta = _beta_for(o)
     if beta is None:
         return None
@@ -334,18 +322,21 @@ def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float) -> Do
     missing = math.nextafter(2.0 * dropped * (1.0 + 8 * _U), math.inf)
     s = np.minimum(s + missing, 1.0)
     s, b = thin(s, b)
+    if points:
+        return s, b
     return DominatingPair.from_roc(s, b, name="k-RR, every other user holds one third value (view h_x0 - h_x1)",
                                    exact=True)
 
 
-def _krr_lower(N: int, d: float, o: float, tail: float, budget: float) -> DominatingPair | None:
+def _krr_lower(N: int, d: float, o: float, tail: float, budget: float, points: bool = False):
     """The pair of the view ``(T, h_x0)`` when every other user holds a third value (see :func:`krr_shuffle`).
 
     T runs over the most likely values of the count (a contiguous block around its mode of at most ``budget /
     width`` values; outcomes with other T are left out of every test, which only lowers the curve). The coins'
     distributions ``Bin(T, 1/2)`` come from one window at the block's start and the Pascal rule
     ``B_T(h) = (B_{T-1}(h) + B_{T-1}(h - 1)) / 2`` on a fixed frame of h (each step one rounding of a sum of
-    non-negative terms; mass outside the frame is left out, at most ``tail`` per step, and charged below)."""
+    non-negative terms; mass outside the frame is left out, at most ``tail`` per step, and charged below).
+    ``points``: its ROC points ``(s, b)`` instead of the pair."""
     if N == 0:
         return None
     lo, w, w_out = binomial_window(N, 2 * o, tail)
@@ -387,4 +378,6 @@ def _krr_lower(N: int, d: float, o: float, tail: float, budget: float) -> Domina
     missing = math.nextafter((w_out + 3.0 * (2 * count + 2) * tail) * (1.0 + 8 * _U), math.inf)
     s = np.minimum(s + missing, 1.0)
     s, b = thin(s, b)
+    if points:
+        return s, b
     return DominatingPair.from_roc(s, b, name="k-RR, every other user holds one third value (view T, h_x0)", exact=True)

@@ -208,10 +208,10 @@ def _lower_channels(monkeypatch, users: int, k: int, d: float, o: float, budget:
 
     seen: list[tuple[F, F]] = []
 
-    def view_t(N, d, o, tail, budget):
+    def view_t(N, d, o, tail, budget, points=False):
         seen.append((F(d), F(o)))
 
-    def view_difference(N, k, d, o, tail):
+    def view_difference(N, k, d, o, tail, points=False):
         beta = krr._beta_for(o)
         if beta is not None:
             fo = F(beta) * (1 - F(beta))
