@@ -52,7 +52,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._numerics import UNIT_ROUNDOFF, check_memory
+from .._numerics import UNIT_ROUNDOFF, check_memory, compiled
 from ..privacy import DominatingPair
 from ._binomial import binomial_window, pmf_rtol
 from ._pairs import roc_lower, thin
@@ -245,6 +245,104 @@ def all_third_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     P, Q, key = (np.concatenate([blk[j].ravel() for blk in blocks]) for j in range(3))
     rel = _compose(_compose(rT, rel_f), MASS_ARITH)
     return _finish(P, Q, key, rel, dropped, both=False)
+
+
+def _slope_source(h0, h1, W, nT, lv, ln, of, S0, S1, S2, rd, ro, a, n):  # pragma: no cover - compiled by numba
+    """``(P(S), Q(S))`` of the test at slope ``a`` of :func:`all_third_at_slopes`: for each pair ``(T, h0)`` the hv
+    above its threshold (an index into the pair's suffix sums), summed in one pass of non-negative terms."""
+    g = (1.0 - a) * (ro - 1.0)
+    P = 0.0
+    Q = 0.0
+    for i in range(h0.size):
+        base = (rd - a) * h0[i] + (1.0 - a * rd) * h1[i] + (1.0 - a) * nT[i]
+        if g > 0.0:
+            t = math.floor(-base / g) + 1.0 - lv[i]
+            j = 0 if t <= 0.0 else (ln[i] if t >= ln[i] else int(t))
+        else:
+            j = 0 if base > 0.0 else ln[i]
+        m = of[i] + j
+        rest = ro * S1[m] + S2[m]
+        P += W[i] * ((rd * h0[i] + h1[i]) * S0[m] + rest)
+        Q += W[i] * ((h0[i] + rd * h1[i]) * S0[m] + rest)
+    return P / n, Q / n
+
+
+def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float, target: float | None = None,
+                        slopes: int = 32) -> tuple | None:
+    """``(s, b)``: ROC points of the OPTIMAL tests of the dataset "every other user holds one third value v" at a
+    grid of slopes ``a = e^eps`` (``slopes`` values of eps on ``[0, log(d/o)]``, and with ``target`` the eps where
+    its delta crosses the target, by bisection), rounded the safe way for a lower; for sizes where the full
+    histogram has too many outcomes but the pairs ``(T, h0)`` fit ``budget``. None otherwise.
+
+    At slope a, ``P(h | x0) - a P(h | x1) = M(h) / n [(r - a) h0 + (1 - a r) h1 + (1 - a)(n - T)
+    + (1 - a)(1/r - 1) hv]`` is increasing in hv for ``a >= 1`` (``r >= 1``), so for each ``(T, h0)`` the optimal
+    test takes hv above a threshold: its masses are suffix sums over the frame of hv, of ``c``, ``hv c`` and
+    ``(n - T - hv) c`` (``c = Bin(n - T, d/(1 - 2o))``), all of non-negative terms, combined with non-negative
+    coefficients (no cancellation). The threshold is computed in floats: a wrong one gives another test, still
+    achievable. Each test's sides carry the masses' relative error, the suffix sums' and the sum over the pairs'
+    (``(len + V + 32) u``), and its false-alarm side the frames' dropped mass. Between grid slopes the hull is below
+    the exact curve by at most the grid step times the change in s (hence the refinement at the target).
+
+    >>> s, b = all_third_at_slopes(300, 4, 0.05, 1e-15, 1e5, target=1e-6)
+    >>> bool(s.size > 10 and np.all((0.0 <= s) & (s <= 1.0) & (b <= 1.0)))
+    True
+    """
+    ch = exact_channel(k, o)
+    n = int(users)
+    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e300 or k == 3:
+        return None  # (k = 3: hv = n - T, the full histogram is the pairs (T, h0) themselves)
+    fd, fo = ch
+    two = 2 * fo
+    pv = fd / (1 - two)
+    lT, wT, dropped, rT = binomial_exact_rational(n, two, tail)
+    if wT.size * _estimate(n * float(two), 0.5, tail) > 2.0 * budget:
+        return None
+    rd, ro = float(fd / fo), float(fo / fd)
+    half, vpar = rational_parameter(Fraction(1, 2)), rational_parameter(pv)
+    pairs, sums, count, off, longest, rel_f = [], [], 0, 0, 0, 0.0
+    for i, T in enumerate(range(lT, lT + wT.size)):
+        la, a, ra = frame(T, half, tail)
+        lv, c, rv = frame(n - T, vpar, tail)
+        count += a.size
+        if count > budget:
+            return None
+        hv = lv + np.arange(c.size, dtype=float)
+        for x in (c, hv * c, ((n - T) - hv) * c):
+            sums.append(np.concatenate((np.cumsum(x[::-1])[::-1], [0.0])))  # suffix sums, 0 past the frame
+        h0 = la + np.arange(a.size, dtype=float)
+        pairs.append((h0, T - h0, wT[i] * a, np.full(a.size, float(n - T)), np.full(a.size, lv),
+                      np.full(a.size, c.size), np.full(a.size, off)))
+        off += c.size + 1
+        longest = max(longest, c.size)
+        rel_f = max(rel_f, _compose(ra, rv))
+        dropped += 2.0 * tail
+    check_memory(8.0 * (7 * count + 4 * off), "the lower's pairs (T, h_x0) (every other user at a third value)")
+    h0, h1, W, nT, lv, ln, of = (np.concatenate([p[j] for p in pairs]) for j in range(7))
+    S0, S1, S2 = (np.concatenate(sums[j::3]) for j in range(3))
+    del sums
+    rel = _compose(_compose(_compose(rT, rel_f), MASS_ARITH), (longest + count + 32) * _U)
+
+    kernel = compiled(_slope_source)
+    ln, of = ln.astype(np.int64), of.astype(np.int64)
+
+    def test(eps: float) -> tuple[float, float]:
+        return kernel(h0, h1, W, nT, lv, ln, of, S0, S1, S2, rd, ro, math.exp(eps), float(n))
+
+    hi = math.log(rd)
+    grid = list(np.linspace(0.0, hi, slopes))
+    if target is not None:
+        lo_e, hi_e = 0.0, hi
+        for _ in range(30):  # eps within 2^-30 log(d/o)
+            mid = 0.5 * (lo_e + hi_e)
+            P, Q = test(mid)
+            lo_e, hi_e = (mid, hi_e) if P - math.exp(mid) * Q > target else (lo_e, mid)
+        grid += [lo_e, hi_e] + [lo_e * (1.0 + f) for f in (-1e-3, -1e-4, 1e-4, 1e-3)]
+    pts = [test(e) for e in grid if 0.0 <= e <= hi]
+    P = np.array([p for p, _ in pts])
+    Q = np.array([q for _, q in pts])
+    b = np.maximum(np.nextafter(P * (1.0 - rel), -np.inf), 0.0)
+    s = np.minimum(np.nextafter(Q * (1.0 + rel) + dropped * (1.0 + 8 * _U), np.inf), 1.0)
+    return thin(np.concatenate(([0.0], s)), np.concatenate(([0.0], b)))
 
 
 def all_first_lower(users: int, k: int, o: float, tail: float, budget: float) -> tuple | None:

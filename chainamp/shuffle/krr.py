@@ -22,8 +22,9 @@ blanket's, which the "auto" method also computes).
 is the larger of two at each epsilon: "every other user holds one third value v" and "every other user holds
 x0" (closed forms in :mod:`._krr_datasets`; exhaustive search at n <= 9 found the worst dataset always of the
 form "a users at x0, the rest at one third value", mostly a = 0 or a = N: a conjecture, used only to choose
-these two, never for the certificate). Past ``lower_outcomes`` outcomes the first is replaced by a view of its
-histogram (a post-processing, so below it): ``(T, h_x0)`` with ``T = h_x0 + h_x1``, the values T of the count of
+these two, never for the certificate). Past ``lower_outcomes`` outcomes the first is computed exactly at a grid of
+epsilons refined at the target delta (its optimal tests there) while its pairs ``(T, h_x0)`` fit the budget, and
+else replaced by a view of its histogram (a post-processing, so below it): ``(T, h_x0)`` with ``T = h_x0 + h_x1``, the values T of the count of
 reports on ``{x0, x1}`` times a window of h_x0 (past the budget only a block of T values is kept: outcomes
 left out only lower it), or at large n ``h_x0 - h_x1``.
 """
@@ -42,7 +43,8 @@ from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, pmf_rtol
 from ._chains import SupportSum, compress, delta_of
 from ._clones import invert_delta
 from ._curves import pair_from_curve
-from ._krr_datasets import ALL_FIRST, ALL_THIRD, all_first_lower, all_third_lower, envelope, points_epsilon
+from ._krr_datasets import (ALL_FIRST, ALL_THIRD, all_first_lower, all_third_at_slopes, all_third_lower, envelope,
+                            points_epsilon)
 from ._pairs import both_orders, roc_lower, roc_upper, thin
 from .exact import LOWER_TAIL, ShuffledPairs, _conv_any, _user_pair, _widen
 
@@ -222,7 +224,8 @@ def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: floa
                    target: float | None = None) -> tuple:
     """``(pair, description)`` of the lower: the larger at each epsilon of two concrete datasets' exact profiles
     (:mod:`._krr_datasets`: every other user at one third value v, or every other user at x0). Past ``budget``
-    outcomes the first is replaced by a view of it: ``(T, h_x0)`` when every count T fits, else
+    outcomes the first is computed at a grid of slopes refined at ``target`` while its pairs ``(T, h_x0)`` fit,
+    else replaced by a view of it: ``(T, h_x0)`` when every count T fits, else
     ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T; the second is left
     out. ``target``: the report's delta, to say which dataset is the larger there."""
     if N == 0 or 0.0 < o <= COIN_MIN:
@@ -238,7 +241,9 @@ def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: floa
     if third is not None:
         found.append((third, ALL_THIRD + " (its full histogram)"))
     else:
-        found.append(_third_view(N, k, d, o, tail, budget))
+        third = all_third_at_slopes(n, k, o, tail, budget, target) if target is not None else None
+        found.append((third, ALL_THIRD + " (its full histogram, the optimal tests at a grid of epsilons refined "
+                      "at the target delta)") if third is not None else _third_view(N, k, d, o, tail, budget))
     first = all_first_lower(n, k, o, tail, budget)
     if first is not None:
         found.append((first, ALL_FIRST + " (its full histogram)"))

@@ -74,6 +74,45 @@ def test_dataset_profile_is_its_brute_force_profile(dataset, n, k, eps0):
         assert got >= exact - Fraction(4, 10**9) * (1 + a), float(exact - got)
 
 
+SLOPED = [(3, 4, 1.0), (5, 4, 2.5), (6, 5, 0.8), (4, 6, 3.0)]
+
+
+@pytest.mark.parametrize("n,k,eps0", SLOPED, ids=[f"n{n}k{k}e{e:g}" for n, k, e in SLOPED])
+def test_optimal_tests_at_slopes_are_exact_there(n, k, eps0):
+    """The third-value dataset computed at a grid of slopes (the optimal test per pair (T, h0): hv above a threshold)
+    is never above the brute-force profile, and equals it (within the masses' error budget) at every slope of its
+    grid and at the refined target."""
+    o = _off(k, eps0)
+    d_ex, o_ex = kd.exact_channel(k, o)
+    s, b = kd.all_third_at_slopes(n, k, o, 1e-15, 1e6, target=1e-3, slopes=9)
+    rd = float(d_ex / o_ex)
+    others = [2] * (n - 1)
+    for eps in list(np.linspace(0.0, math.log(rd), 9)) + [0.37]:
+        a = Fraction(math.exp(eps))
+        exact = _dataset_delta(others, k, d_ex, o_ex, a, orders=1)  # symmetric: one order is the profile
+        got = _support(s, b, a)
+        assert got <= exact
+        if eps != 0.37:  # a grid slope: its optimal test is among the points
+            assert got >= exact - Fraction(4, 10**9) * (1 + a), float(exact - got)
+
+
+@pytest.mark.parametrize("k,eps0", [(4, 2.0), (10, 4.0)], ids=["k4e2", "k10e4"])
+def test_slopes_match_the_full_histogram_at_300_users(k, eps0):
+    """At 300 users both computations of the third-value dataset run: at each grid slope the optimal test's value
+    equals the full enumeration's (whose prefixes include that test), within the rounding budgets."""
+    o = _off(k, eps0)
+    full = kd.all_third_lower(300, k, o, 1e-15, 1e8)
+    sl = kd.all_third_at_slopes(300, k, o, 1e-15, 1e8, target=1e-6)
+    rd = float(kd.exact_channel(k, o)[0] / kd.exact_channel(k, o)[1])
+    for eps in np.linspace(0.0, math.log(rd), 32)[:-1]:
+        a = math.exp(eps)
+        f = float(np.max(full[1] - a * full[0]))
+        g = float(np.max(sl[1] - a * sl[0]))
+        assert abs(f - g) <= 8e-9 * (1 + a) + 1e-15
+    e_full, e_sl = kd.points_epsilon(*full, 1e-6), kd.points_epsilon(*sl, 1e-6)
+    assert abs(e_full - e_sl) <= 1e-6 * e_full
+
+
 @pytest.mark.parametrize("n,k,eps0", [(4, 4, 1.5), (5, 3, 2.0)], ids=["n4k4", "n5k3"])
 def test_both_datasets_are_below_the_worst_case_and_the_envelope_is_their_maximum(n, k, eps0):
     """The lower of krr_shuffle (no LOWER_O_PUSH here: the exact channel of the float o) is the larger of the two
