@@ -30,13 +30,16 @@ statistic with the SAME profile as the full histogram (no information is lost by
    ``P(h | x1) = M(h) / n [h0 / r + r h1 + h_rest]``. M factors as ``Bin(n, (k - 1) o)(g) Bin(g, 1/(k - 1))(h1)``
    with ``g = n - h0`` the reports off x0. Not symmetric: both orders are kept.
 
-**Numerics (rounded the safe way for a lower).** Each factor comes from :func:`._binomial.binomial_window` at
-the float nearest its exact rational parameter (the smaller of ``p`` and ``1 - p``, so ``1 - p`` is accurate
-too), with relative error ``PMF_RTOL`` plus the parameter's rounding (:func:`binomial_exact_rational`); the
-brackets and products add a few units of roundoff. Outcomes outside the windows are left out of every test
-(which only lowers a lower curve), and a test's false-alarm side is raised by the windows' dropped-mass bounds
-anyway (a precaution: each kept outcome's mass is computed directly, not from a truncated recurrence). Each
-test is a prefix in the computed likelihood-ratio order: any set of outcomes is a test, so the order only
+**Numerics (rounded the safe way for a lower).** Each factor is Boost's binomial pmf (through
+:func:`._binomial.binomial_window` for the outer count, directly on a frame for the inner ones) at the float
+nearest its exact rational parameter (the smaller of ``p`` and ``1 - p``, so ``1 - p`` is accurate too), with
+relative error ``PMF_RTOL`` plus the parameter's rounding (:func:`parameter_rtol`); the brackets and products add
+a few units of roundoff (``MASS_ARITH``). Outcomes outside the windows and frames are left out of every test,
+which only lowers a lower curve; their mass is NOT charged: each kept outcome's mass is the product of its own
+factors' pmf values (not read off a truncated recurrence or convolution), so a test made of kept outcomes has
+exactly the masses computed, up to the relative error (charging ``1e-15`` on the false-alarm side would cap the
+lower's epsilon near ``log(1e-15 / delta)``, 28 at delta = 1e-6, where the truth at large eps0 is near eps0).
+Each test is a prefix in the computed likelihood-ratio order: any set of outcomes is a test, so the order only
 decides how tight the points are, never whether they are achievable. The masses enter
 :func:`._pairs.roc_lower` (detection side down, false-alarm side up).
 
@@ -65,8 +68,9 @@ _U = UNIT_ROUNDOFF
 #: division by n (at most 11 u; a margin for the first-order composition of relative errors)
 MASS_ARITH = 16 * _U
 #: outcomes whose computed mass is below this are left out of every test (which only lowers a lower curve): the
-#: factors and products of the kept ones are then normal floats, each within its relative error bound
-TINY = 1e-280
+#: factors and products of the kept ones are then normal floats (above 2.2e-308), each within its relative error
+#: bound (the masses of the informative outcomes at eps0 near 690 are about e^-690 = 1e-300: kept)
+TINY = 1e-305
 
 ALL_THIRD = "every other user holds the same third value v (neither of the changed user's two values)"
 ALL_FIRST = "every other user holds x0 (the changed user's own value before the change)"
@@ -183,21 +187,18 @@ def _estimate(m: int, p: float, tail: float) -> float:
     return 2.0 * math.sqrt(2.0 * math.log(2.0 / tail) * m * p * (1.0 - p)) + 2.0
 
 
-def _finish(P: np.ndarray, Q: np.ndarray, key: np.ndarray, rel: float, dropped: float, both: bool):
+def _finish(P: np.ndarray, Q: np.ndarray, key: np.ndarray, rel: float, both: bool):
     """ROC points of the prefixes of the outcomes in decreasing computed ``key`` (the likelihood ratio ``P / Q``),
     rounded for a lower (:func:`._pairs.roc_lower`), and of the reversed order for ``H(Q || P)`` when ``both``; each
-    false-alarm side raised by ``dropped``. Outcomes with a mass below ``TINY`` are left out of every test (no
+    Outcomes with a mass below ``TINY`` are left out of every test (no
     computed factor or product of a kept one is then subnormal, so every kept mass has a relative error bound)."""
-    keep = (P > TINY) & (Q > TINY)
+    keep = (P > TINY) & (Q > TINY)  # (the callers zero P where a factor product is tiny)
     order = np.argsort(-key[keep], kind="stable")
     P, Q = P[keep][order], Q[keep][order]
     s, b = roc_lower(P, Q, rel, monotone=True)  # any order's prefixes are tests: "monotone" only skips the sort
     if both:
         s2, b2 = roc_lower(Q[::-1], P[::-1], rel, monotone=True)
         s, b = np.concatenate((s, s2)), np.concatenate((b, b2))
-    if dropped > 0.0:
-        s = np.minimum(np.nextafter(s + dropped * (1.0 + 8 * _U), np.inf), 1.0)
-    s[0] = 0.0  # the empty test (0, 0) is always achievable
     return thin(s, b)
 
 
@@ -212,12 +213,12 @@ def all_third_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     """
     ch = exact_channel(k, o)
     n = int(users)
-    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e300:
+    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e306:
         return None
     fd, fo = ch
     two = 2 * fo
     pv = fd / (1 - two)
-    lT, wT, dropped, rT = binomial_exact_rational(n, two, tail)
+    lT, wT, _, rT = binomial_exact_rational(n, two, tail)
     t_mid = n * float(two)
     est = wT.size * _estimate(t_mid, 0.5, tail) * (1.0 if k == 3 else _estimate(n - t_mid, float(pv), tail))
     if est > 4.0 * budget:
@@ -238,13 +239,14 @@ def all_third_lower(users: int, k: int, o: float, tail: float, budget: float) ->
         common = ro * hv + ((n - T) - hv)
         B0 = rd * h0 + (T - h0) + common
         B1 = h0 + rd * (T - h0) + common
-        blocks.append((M * B0 / n, M * B1 / n, B0 / B1))
+        P, Q = M * B0 / n, M * B1 / n
+        P[M <= TINY] = 0.0  # (a tiny M may be subnormal: left out with its P and Q by _finish)
+        blocks.append((P, Q, B0 / B1))
         rel_f = max(rel_f, _compose(ra, rv))
-        dropped += 2.0 * tail
     check_memory(8.0 * 6 * count, "the lower's outcomes (every other user at a third value)")
     P, Q, key = (np.concatenate([blk[j].ravel() for blk in blocks]) for j in range(3))
     rel = _compose(_compose(rT, rel_f), MASS_ARITH)
-    return _finish(P, Q, key, rel, dropped, both=False)
+    return _finish(P, Q, key, rel, both=False)
 
 
 def _slope_source(h0, h1, W, nT, lv, ln, of, S0, S1, S2, rd, ro, a, n):  # pragma: no cover - compiled by numba
@@ -280,7 +282,7 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
     ``(n - T - hv) c`` (``c = Bin(n - T, d/(1 - 2o))``), all of non-negative terms, combined with non-negative
     coefficients (no cancellation). The threshold is computed in floats: a wrong one gives another test, still
     achievable. Each test's sides carry the masses' relative error, the suffix sums' and the sum over the pairs'
-    (``(len + V + 32) u``), and its false-alarm side the frames' dropped mass. Between grid slopes the hull is below
+    (``(len + V + 32) u``). Between grid slopes the hull is below
     the exact curve by at most the grid step times the change in s (hence the refinement at the target).
 
     >>> s, b = all_third_at_slopes(300, 4, 0.05, 1e-15, 1e5, target=1e-6)
@@ -289,12 +291,12 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
     """
     ch = exact_channel(k, o)
     n = int(users)
-    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e300 or k == 3:
+    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e306 or k == 3:
         return None  # (k = 3: hv = n - T, the full histogram is the pairs (T, h0) themselves)
     fd, fo = ch
     two = 2 * fo
     pv = fd / (1 - two)
-    lT, wT, dropped, rT = binomial_exact_rational(n, two, tail)
+    lT, wT, _, rT = binomial_exact_rational(n, two, tail)
     if wT.size * _estimate(n * float(two), 0.5, tail) > 2.0 * budget:
         return None
     rd, ro = float(fd / fo), float(fo / fd)
@@ -315,7 +317,6 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
         off += c.size + 1
         longest = max(longest, c.size)
         rel_f = max(rel_f, _compose(ra, rv))
-        dropped += 2.0 * tail
     check_memory(8.0 * (7 * count + 4 * off), "the lower's pairs (T, h_x0) (every other user at a third value)")
     h0, h1, W, nT, lv, ln, of = (np.concatenate([p[j] for p in pairs]) for j in range(7))
     S0, S1, S2 = (np.concatenate(sums[j::3]) for j in range(3))
@@ -340,8 +341,11 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
     pts = [test(e) for e in grid if 0.0 <= e <= hi]
     P = np.array([p for p, _ in pts])
     Q = np.array([q for _, q in pts])
-    b = np.maximum(np.nextafter(P * (1.0 - rel), -np.inf), 0.0)
-    s = np.minimum(np.nextafter(Q * (1.0 + rel) + dropped * (1.0 + 8 * _U), np.inf), 1.0)
+    # terms that underflow carry an absolute error instead of a relative one (at most 2^-1074 per operation, about
+    # 8 operations a term): 2^-1070 per term, charged on both sides
+    tiny = count * 2.0**-1070
+    b = np.maximum(np.nextafter(P * (1.0 - rel) - tiny, -np.inf), 0.0)
+    s = np.minimum(np.nextafter(Q * (1.0 + rel) + tiny * (1.0 + 8 * _U), np.inf), 1.0)
     return thin(np.concatenate(([0.0], s)), np.concatenate(([0.0], b)))
 
 
@@ -356,10 +360,10 @@ def all_first_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     """
     ch = exact_channel(k, o)
     n = int(users)
-    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e300:
+    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e306:
         return None
     fd, fo = ch
-    lg, wg, dropped, rg = binomial_exact_rational(n, (k - 1) * fo, tail)
+    lg, wg, _, rg = binomial_exact_rational(n, (k - 1) * fo, tail)
     if wg.size * _estimate(n * float((k - 1) * fo), 1.0 / (k - 1), tail) > 2.0 * budget:
         return None
     rd, ro = float(fd / fo), float(fo / fd)
@@ -376,10 +380,9 @@ def all_first_lower(users: int, k: int, o: float, tail: float, budget: float) ->
         B1 = ro * (n - g) + rd * h1 + (g - h1)
         blocks.append((M, M * B1 / n, B1))
         rel_f = max(rel_f, ra)
-        dropped += tail
     P, Q, B1 = (np.concatenate([blk[j] for blk in blocks]) for j in range(3))
     rel = _compose(_compose(rg, rel_f), MASS_ARITH)
-    return _finish(P, Q, -B1, rel, dropped, both=True)  # P / Q = n / B1: decreasing in B1
+    return _finish(P, Q, -B1, rel, both=True)  # P / Q = n / B1: decreasing in B1
 
 
 def envelope(points: list[tuple[np.ndarray, np.ndarray]], name: str) -> DominatingPair:
