@@ -72,8 +72,8 @@ MASS_ARITH = 16 * _U
 #: bound (the masses of the informative outcomes at eps0 near 690 are about e^-690 = 1e-300: kept)
 TINY = 1e-305
 
-ALL_THIRD = "every other user holds the same third value v (neither of the changed user's two values)"
-ALL_FIRST = "every other user holds x0 (the changed user's own value before the change)"
+ALL_THIRD = "every other user holds the same third value v"
+ALL_FIRST = "every other user holds x0, the changed user's value before the change"
 
 
 def rational_parameter(p: Fraction) -> tuple[float, bool, float, float, float]:

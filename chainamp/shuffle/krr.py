@@ -239,37 +239,36 @@ def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: floa
     found = []  # (ROC points or pair, plain description)
     third = all_third_lower(n, k, o, tail, budget)
     if third is not None:
-        found.append((third, ALL_THIRD + " (its full histogram)"))
+        found.append((third, ALL_THIRD + " (full histogram)"))
     else:
         third = all_third_at_slopes(n, k, o, tail, budget, target) if target is not None else None
-        found.append((third, ALL_THIRD + " (its full histogram, the optimal tests at a grid of epsilons refined "
-                      "at the target delta)") if third is not None else _third_view(N, k, d, o, tail, budget))
+        found.append((third, ALL_THIRD + " (full histogram, its best tests at a grid of epsilons refined at the "
+                      "target delta)") if third is not None else _third_view(N, k, d, o, tail, budget))
     first = all_first_lower(n, k, o, tail, budget)
     if first is not None:
-        found.append((first, ALL_FIRST + " (its full histogram)"))
+        found.append((first, ALL_FIRST + " (full histogram)"))
     found = [(x, w) for x, w in found if x is not None]
     if not found:
         return None, ALL_THIRD
     if len(found) == 1:
         return envelope([found[0][0]], f"k-RR, {found[0][1]}"), found[0][1]
-    what = ("the larger at each epsilon of the exact profiles of two datasets of the other users: (a) "
-            f"{found[0][1]}; (b) {found[1][1]}")
+    what = f"the larger at each epsilon of two datasets: (a) {found[0][1]}; (b) {found[1][1]}"
     if target is not None:
         eps = [points_epsilon(*x, target) for x, _ in found]
-        what += f"; at delta = {target:.3g} the larger is ({'ab'[int(eps[1] > eps[0])]})"
+        what += f"; the larger at delta = {target:.3g}: ({'ab'[int(eps[1] > eps[0])]})"
     return envelope([x for x, _ in found], "k-RR, two concrete datasets of the other users"), what
 
 
 def _third_view(N: int, k: int, d: float, o: float, tail: float, budget: float) -> tuple:
     """``(pair, description)``: a view of the dataset "every other user at one third value" when its full histogram
     has too many outcomes (see :func:`_krr_lower_any`)."""
-    what = ALL_THIRD + " (the view h_x0 + h_x1, h_x0 of its histogram"
+    what = ALL_THIRD + " (the view h_x0 + h_x1, h_x0 of the histogram"
     lo, w, _ = binomial_window(N, 2 * o, tail)
     width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(lo + w.size, 1) / 4.0)) + 2
     if (w.size + 1) * width > budget:
         low = _krr_lower_difference(N, k, d, o, tail, points=True)
         if low is not None:
-            return low, ALL_THIRD + " (the view h_x0 - h_x1 of its histogram)"
+            return low, ALL_THIRD + " (the view h_x0 - h_x1 of the histogram)"
         what += f", only the {int(budget // width)} most likely values of h_x0 + h_x1"
     return _krr_lower(N, d, o, tail, budget, points=True), what + ")"
 

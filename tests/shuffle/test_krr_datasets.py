@@ -155,7 +155,7 @@ def test_report_lower_epsilon_improves_at_1000_users(k, eps0, floor):
 
     rep = amplify_shuffled(mechanisms.randomized_response(k, eps0), 1000, progress=False)
     assert floor <= rep.lower_epsilon <= rep.epsilon
-    assert "at delta = 1e-06 the larger is" in rep.lower_dataset
+    assert "the larger at delta = 1e-06: (" in rep.lower_dataset
     which = "(b)" if (k, eps0) in [(4, 6.0), (3, 5.0)] else "(a)"
     assert rep.lower_dataset.endswith(which)
 
