@@ -189,9 +189,9 @@ def _estimate(m: int, p: float, tail: float) -> float:
 
 def _finish(P: np.ndarray, Q: np.ndarray, key: np.ndarray, rel: float, both: bool):
     """ROC points of the prefixes of the outcomes in decreasing computed ``key`` (the likelihood ratio ``P / Q``),
-    rounded for a lower (:func:`._pairs.roc_lower`), and of the reversed order for ``H(Q || P)`` when ``both``; each
-    Outcomes with a mass below ``TINY`` are left out of every test (no
-    computed factor or product of a kept one is then subnormal, so every kept mass has a relative error bound)."""
+    rounded for a lower (:func:`._pairs.roc_lower`), and of the reversed order for ``H(Q || P)`` when ``both``.
+    Outcomes with a mass below ``TINY`` are left out of every test (no computed factor or product of a kept one is
+    then subnormal, so every kept mass has a relative error bound)."""
     keep = (P > TINY) & (Q > TINY)  # (the callers zero P where a factor product is tiny)
     order = np.argsort(-key[keep], kind="stable")
     P, Q = P[keep][order], Q[keep][order]
@@ -223,6 +223,7 @@ def all_third_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     est = wT.size * _estimate(t_mid, 0.5, tail) * (1.0 if k == 3 else _estimate(n - t_mid, float(pv), tail))
     if est > 4.0 * budget:
         return None
+    check_memory(8.0 * 8 * min(budget, 2.0 * est), "the lower's outcomes (every other user at a third value)")
     rd, ro = float(fd / fo), float(fo / fd)  # each within u of d*/o*, o*/d*
     half = rational_parameter(Fraction(1, 2))
     vpar = rational_parameter(pv) if 0 < pv < 1 else None
@@ -243,7 +244,6 @@ def all_third_lower(users: int, k: int, o: float, tail: float, budget: float) ->
         P[M <= TINY] = 0.0  # (a tiny M may be subnormal: left out with its P and Q by _finish)
         blocks.append((P, Q, B0 / B1))
         rel_f = max(rel_f, _compose(ra, rv))
-    check_memory(8.0 * 6 * count, "the lower's outcomes (every other user at a third value)")
     P, Q, key = (np.concatenate([blk[j].ravel() for blk in blocks]) for j in range(3))
     rel = _compose(_compose(rT, rel_f), MASS_ARITH)
     return _finish(P, Q, key, rel, both=False)
@@ -297,8 +297,11 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
     two = 2 * fo
     pv = fd / (1 - two)
     lT, wT, _, rT = binomial_exact_rational(n, two, tail)
-    if wT.size * _estimate(n * float(two), 0.5, tail) > 2.0 * budget:
+    t_mid = n * float(two)
+    est = wT.size * (_estimate(t_mid, 0.5, tail) + _estimate(n - t_mid, float(pv), tail) / 4.0)
+    if est > 2.0 * budget:
         return None
+    check_memory(8.0 * 22 * min(budget, 2.0 * est), "the lower's pairs (T, h_x0) (every other user at a third value)")
     rd, ro = float(fd / fo), float(fo / fd)
     half, vpar = rational_parameter(Fraction(1, 2)), rational_parameter(pv)
     pairs, sums, count, off, longest, rel_f = [], [], 0, 0, 0, 0.0
@@ -306,7 +309,7 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
         la, a, ra = frame(T, half, tail)
         lv, c, rv = frame(n - T, vpar, tail)
         count += a.size
-        if count > budget:
+        if count > budget or off + c.size > 4.0 * budget:  # the pairs, and the frames of hv (three sums each)
             return None
         hv = lv + np.arange(c.size, dtype=float)
         for x in (c, hv * c, ((n - T) - hv) * c):
@@ -317,7 +320,6 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
         off += c.size + 1
         longest = max(longest, c.size)
         rel_f = max(rel_f, _compose(ra, rv))
-    check_memory(8.0 * (7 * count + 4 * off), "the lower's pairs (T, h_x0) (every other user at a third value)")
     h0, h1, W, nT, lv, ln, of = (np.concatenate([p[j] for p in pairs]) for j in range(7))
     S0, S1, S2 = (np.concatenate(sums[j::3]) for j in range(3))
     del sums
@@ -364,8 +366,10 @@ def all_first_lower(users: int, k: int, o: float, tail: float, budget: float) ->
         return None
     fd, fo = ch
     lg, wg, _, rg = binomial_exact_rational(n, (k - 1) * fo, tail)
-    if wg.size * _estimate(n * float((k - 1) * fo), 1.0 / (k - 1), tail) > 2.0 * budget:
+    est = wg.size * _estimate(n * float((k - 1) * fo), 1.0 / (k - 1), tail)
+    if est > 2.0 * budget:
         return None
+    check_memory(8.0 * 8 * min(budget, 2.0 * est), "the lower's outcomes (every other user at x0)")
     rd, ro = float(fd / fo), float(fo / fd)
     split = rational_parameter(Fraction(1, k - 1))
     blocks, count, rel_f = [], 0, 0.0

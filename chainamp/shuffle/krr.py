@@ -24,9 +24,9 @@ x0" (closed forms in :mod:`._krr_datasets`; exhaustive search at n <= 9 found th
 form "a users at x0, the rest at one third value", mostly a = 0 or a = N: a conjecture, used only to choose
 these two, never for the certificate). Past ``lower_outcomes`` outcomes the first is computed exactly at a grid of
 epsilons refined at the target delta (its optimal tests there) while its pairs ``(T, h_x0)`` fit the budget, and
-else replaced by a view of its histogram (a post-processing, so below it): ``(T, h_x0)`` with ``T = h_x0 + h_x1``, the values T of the count of
-reports on ``{x0, x1}`` times a window of h_x0 (past the budget only a block of T values is kept: outcomes
-left out only lower it), or at large n ``h_x0 - h_x1``.
+else replaced by a view of its histogram (a post-processing, so below it): ``(T, h_x0)`` with
+``T = h_x0 + h_x1``, the values T of the count of reports on ``{x0, x1}`` times a window of h_x0 (past the budget
+only a block of T values is kept: outcomes left out only lower it), or at large n ``h_x0 - h_x1``.
 """
 
 from __future__ import annotations

@@ -219,9 +219,10 @@ def test_lower_rounding_is_needed_on_exact_tests(monkeypatch):
 @pytest.mark.parametrize("k,eps0", [(3, 400.0), (5, 690.0), (4, 30.0)], ids=["k3e400", "k5e690", "k4e30"])
 def test_lower_reaches_large_local_epsilons(k, eps0):
     """At large eps0 the truth is near eps0 (every other user at x0: all n reports at x0 is e^eps0 times likelier
-    when the changed user holds x0). The lower reaches it: no window tail is charged on its false-alarm side (1e-15 there would cap it near
-    log(1e-15 / 1e-6) + ... = 34, where the view (h_x0 + h_x1, h_x0) stopped: 31.4 at eps0 = 400 and 690), and the
-    informative masses (about e^-690 = 1e-300, still normal floats) are kept."""
+    when the changed user holds x0). The lower reaches it: no window tail is charged on its false-alarm side (a
+    charge of 2e-15 caps the epsilon at log(1 / 2e-15) = 33.8 at delta = 1e-6, near where the view
+    (h_x0 + h_x1, h_x0) stopped: 31.4 at eps0 = 400 and 690), and the informative masses (about e^-690 = 1e-300,
+    still normal floats) are kept."""
     from chainamp import amplify_shuffled, mechanisms
 
     rep = amplify_shuffled(mechanisms.randomized_response(k, eps0), 300, progress=False)
