@@ -8,6 +8,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chainamp.shuffle import _krr_datasets as kd
 from chainamp.shuffle import krr
@@ -132,14 +134,29 @@ def test_both_datasets_are_below_the_worst_case_and_the_envelope_is_their_maximu
         assert both <= worst
 
 
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(2, 5), k=st.integers(3, 5), eps0=st.floats(0.05, 6.0), a=st.fractions(1, 50))
+def test_every_dataset_lower_stays_below_brute_force(n, k, eps0, a):
+    """Property: at any slope, each of the three computations (the two full histograms, the third-value dataset at
+    slopes) is never above its dataset's brute-force profile."""
+    o = _off(k, eps0)
+    d_ex, o_ex = kd.exact_channel(k, o)
+    third = _dataset_delta([2] * (n - 1), k, d_ex, o_ex, a)
+    assert _support(*kd.all_third_lower(n, k, o, 1e-15, 1e6), a) <= third
+    assert _support(*kd.all_first_lower(n, k, o, 1e-15, 1e6), a) <= _dataset_delta([0] * (n - 1), k, d_ex, o_ex, a)
+    if k > 3:
+        assert _support(*kd.all_third_at_slopes(n, k, o, 1e-15, 1e6, target=1e-4, slopes=5), a) <= third
+
+
 GRID = [(k, e) for k in (3, 4, 10, 100) for e in (1.0, 3.0, 5.0, 6.0)]
 
 
 @pytest.mark.parametrize("k,eps0", GRID, ids=[f"k{k}e{e:g}" for k, e in GRID])
-def test_lower_never_above_the_certified_curve(k, eps0):
-    """At n = 1000 the lower (evaluated from below) never exceeds the certified two-output curve."""
+@pytest.mark.parametrize("n", [1000, pytest.param(10**4, marks=pytest.mark.slow)], ids=lambda n: f"n{n}")
+def test_lower_never_above_the_certified_curve(k, eps0, n):
+    """At n = 1000 (and 1e4, slow) the lower (evaluated from below) never exceeds the certified two-output curve."""
     _, d, o = krr.krr_parameters(k, eps0)
-    res = krr.krr_shuffle(1000, k, d, o, target_delta=1e-6, progress=False)
+    res = krr.krr_shuffle(n, k, d, o, target_delta=1e-6, progress=False)
     eps = np.linspace(0.0, eps0, 60)
     assert np.all(lower_delta(res.lower)(eps) <= res.curve(eps))
 
