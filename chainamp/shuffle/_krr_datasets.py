@@ -57,7 +57,7 @@ import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_memory, compiled
 from ..privacy import DominatingPair
-from ._binomial import binomial_window, pmf_rtol
+from ._binomial import _window_pmf, binomial_window, pmf_rtol
 from ._pairs import roc_lower, thin
 
 __all__: list[str] = []
@@ -71,6 +71,9 @@ MASS_ARITH = 16 * _U
 #: factors and products of the kept ones are then normal floats (above 2.2e-308), each within its relative error
 #: bound (the masses of the informative outcomes at eps0 near 690 are about e^-690 = 1e-300: kept)
 TINY = 1e-305
+#: the slope method keeps the frames of hv (three suffix sums each, one frame per count T) up to this many times the
+#: outcome budget (its work per slope is the pairs (T, h0), at most the budget)
+HV_SHARE = 8.0
 
 ALL_THIRD = "every other user holds the same third value v"
 ALL_FIRST = "every other user holds x0, the changed user's value before the change"
@@ -147,9 +150,10 @@ def _compose(a: float, b: float) -> float:
 def frame(m: int, param: tuple, tail: float) -> tuple[int, np.ndarray, float]:
     """``(lo, w, rel)``: ``Bin(m, p)`` (``param`` from :func:`rational_parameter`) on the frame
     ``|j - m pf| <= t`` with Bernstein's ``t = L/3 + sqrt(L^2/9 + 2 var L) + 1``, ``L = log(2 / tail)`` (outside it
-    at most ``tail`` of the mass), each mass from Boost's pmf directly (within ``PMF_RTOL`` at ``pf``) and
-    :func:`parameter_rtol`. One vectorised call: the inner factors of the datasets need no Chernoff search (any
-    frame is valid for a lower; outcomes outside it are left out)."""
+    at most ``tail`` of the mass), each mass from Boost's pmf as :func:`._binomial.binomial_window` computes it
+    (Boost at every point, or for long frames one Boost value at the mode and the exact ratios multiplied outward:
+    within ``PMF_RTOL`` at ``pf``, :func:`._binomial._window_pmf`) and :func:`parameter_rtol`. The inner factors of
+    the datasets need no Chernoff search (any frame is valid for a lower; outcomes outside it are left out)."""
     pf, mirror, e1, e2, dp = param
     m = int(m)
     if m == 0:
@@ -164,7 +168,7 @@ def frame(m: int, param: tuple, tail: float) -> tuple[int, np.ndarray, float]:
         from scipy.stats import binom
 
         pmf_fn = binom.pmf
-    w = np.asarray(pmf_fn(np.arange(lo, hi + 1, dtype=float), float(m), pf), dtype=float)
+    w = np.asarray(_window_pmf(m, pf, lo, hi, pmf_fn), dtype=float)
     rel = _compose(pmf_rtol(m, pf), parameter_rtol(m, lo, hi, pf, e1, e2, dp))
     if mirror:
         lo, w = m - hi, w[::-1].copy()
@@ -181,10 +185,11 @@ def exact_channel(k: int, o: float) -> tuple[Fraction, Fraction] | None:
     return fd, fo
 
 
-def _estimate(m: int, p: float, tail: float) -> float:
-    """A rough length of ``Bin(m, p)``'s window (normal approximation: only decides whether to try at all; the
-    loops count exactly and stop at the budget)."""
-    return 2.0 * math.sqrt(2.0 * math.log(2.0 / tail) * m * p * (1.0 - p)) + 2.0
+def _estimate(m: float, p: float, tail: float) -> float:
+    """About the length of :func:`frame` at ``m`` (its Bernstein reach, unclipped): only decides whether to try at
+    all; the loops count exactly and stop at the budget."""
+    L = math.log(2.0 / tail)
+    return 2.0 * (L / 3.0 + math.sqrt(L * L / 9.0 + 2.0 * m * p * (1.0 - p) * L) + 1.0) + 1.0
 
 
 def _finish(P: np.ndarray, Q: np.ndarray, key: np.ndarray, rel: float, both: bool):
@@ -298,10 +303,10 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
     pv = fd / (1 - two)
     lT, wT, _, rT = binomial_exact_rational(n, two, tail)
     t_mid = n * float(two)
-    est = wT.size * (_estimate(t_mid, 0.5, tail) + _estimate(n - t_mid, float(pv), tail) / 4.0)
-    if est > 2.0 * budget:
+    est, est_v = wT.size * _estimate(t_mid, 0.5, tail), wT.size * _estimate(n - t_mid, float(pv), tail)
+    if est > budget or est_v > HV_SHARE * budget:
         return None
-    check_memory(8.0 * 22 * min(budget, 2.0 * est), "the lower's pairs (T, h_x0) (every other user at a third value)")
+    check_memory(8.0 * (9 * est + 3 * est_v), "the lower's pairs (T, h_x0) (every other user at a third value)")
     rd, ro = float(fd / fo), float(fo / fd)
     half, vpar = rational_parameter(Fraction(1, 2)), rational_parameter(pv)
     pairs, sums, count, off, longest, rel_f = [], [], 0, 0, 0, 0.0
@@ -309,7 +314,7 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
         la, a, ra = frame(T, half, tail)
         lv, c, rv = frame(n - T, vpar, tail)
         count += a.size
-        if count > budget or off + c.size > 4.0 * budget:  # the pairs, and the frames of hv (three sums each)
+        if count > budget or off + c.size > HV_SHARE * budget:  # the pairs, and the frames of hv (three sums each)
             return None
         hv = lv + np.arange(c.size, dtype=float)
         for x in (c, hv * c, ((n - T) - hv) * c):
