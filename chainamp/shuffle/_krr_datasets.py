@@ -226,9 +226,9 @@ def all_third_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     lT, wT, _, rT = binomial_exact_rational(n, two, tail)
     t_mid = n * float(two)
     est = wT.size * _estimate(t_mid, 0.5, tail) * (1.0 if k == 3 else _estimate(n - t_mid, float(pv), tail))
-    if est > 4.0 * budget:
+    if est > 4.0 * budget:  # (the estimate ignores the frames' clipping at 0: up to 4 times the count at n = 1000)
         return None
-    check_memory(8.0 * 8 * min(budget, 2.0 * est), "the lower's outcomes (every other user at a third value)")
+    check_memory(8.0 * 8 * min(budget, est), "the lower's outcomes (every other user at a third value)")
     rd, ro = float(fd / fo), float(fo / fd)  # each within u of d*/o*, o*/d*
     half = rational_parameter(Fraction(1, 2))
     vpar = rational_parameter(pv) if 0 < pv < 1 else None
@@ -340,7 +340,9 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
     grid = list(np.linspace(0.0, hi, slopes))
     if target is not None:
         lo_e, hi_e = 0.0, hi
-        for _ in range(30):  # eps within 2^-30 log(d/o)
+        for _ in range(80):  # to a relative 1e-10 (the epsilon may be tiny at large n)
+            if hi_e - lo_e <= 1e-10 * hi_e:
+                break
             mid = 0.5 * (lo_e + hi_e)
             P, Q = test(mid)
             lo_e, hi_e = (mid, hi_e) if P - math.exp(mid) * Q > target else (lo_e, mid)
@@ -372,9 +374,9 @@ def all_first_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     fd, fo = ch
     lg, wg, _, rg = binomial_exact_rational(n, (k - 1) * fo, tail)
     est = wg.size * _estimate(n * float((k - 1) * fo), 1.0 / (k - 1), tail)
-    if est > 2.0 * budget:
+    if est > budget:
         return None
-    check_memory(8.0 * 8 * min(budget, 2.0 * est), "the lower's outcomes (every other user at x0)")
+    check_memory(8.0 * 8 * min(budget, est), "the lower's outcomes (every other user at x0)")
     rd, ro = float(fd / fo), float(fo / fd)
     split = rational_parameter(Fraction(1, k - 1))
     blocks, count, rel_f = [], 0, 0.0
