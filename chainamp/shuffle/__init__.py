@@ -16,7 +16,8 @@ shuffler, from the randomizer's own structure and coefficients.
   points of pairs known up to rounding and a dropped tail), :mod:`._chains` (curves of revealed mixtures from
   a few points per component), :mod:`._curves` (dominating pairs of certified
   curves on a grid), :mod:`._clones` (the clone pair's numerics), :mod:`._rr_band` (a channel read as k-RR and
-  both ends of its rounding band: the upper's and the lower's eps0).
+  both ends of its rounding band: the upper's and the lower's eps0), :mod:`._krr_datasets` (exact profiles of
+  two concrete k-RR datasets from closed forms: the k-RR lower).
 """
 
 from .generic import *  # noqa: F401,F403

@@ -198,9 +198,8 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
         src = "exact worst case over the other users' data (shuffle.exact, binary RR)"
     else:
         k, d, o = krr_parameters(rz.k, rz.epsilon0)
-        res = krr_shuffle(users, k, d, o, progress=progress)
-        low, what = _krr_lower(rz, users)  # krr_shuffle's own lower is at the upper's eps0: replaced
-        res = replace(res, lower=low, lower_dataset=what)
+        _, _, lower_o = lower_krr_parameters(rz.k, rz.lower_epsilon0)  # the lower at the band's most private end
+        res = krr_shuffle(users, k, d, o, target_delta=target, lower_o=lower_o, progress=progress)
         notes.append("k-ary RR: the certified profile is the two-output reveal bound, valid for every dataset but "
                      "not the exact worst case; the lower profile is a concrete dataset")
         src = "two-output reveal bound for k-ary RR (shuffle.krr)"
@@ -434,12 +433,12 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
     spare_lower = None
     for name in names:
         if name == "exact" and method == "auto" and results:
-            skip = (skip_two_output(n, rz.k, rz.epsilon0, min(table[m] for m in results), target)
+            skip = (skip_two_output(n, rz.k, rz.epsilon0, min(table[m] for m in results), target,
+                                    lower=lower_krr_parameters(rz.k, rz.lower_epsilon0)[1:])
                     if rz.kind == "rr" and rz.k >= 3 else None)
             if skip is not None:
                 table[name] = ("not computed: a lower estimate of its bound at the best epsilon above is already "
                                "over delta, so its epsilon is larger")
-                skip = _krr_lower(rz, n)  # at the band's most private end (skip's own is at the upper's eps0)
                 if skip[0] is not None:
                     spare_lower = ShuffleBound(profile_of_pair(skip[0], name=skip[0].name, exact=True,
                                                                source="exact profile of concrete datasets"),

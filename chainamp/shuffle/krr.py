@@ -18,11 +18,15 @@ outcomes of 64 bins become about 10^4 points.
 That is a sound bound for every dataset, but NOT the exact worst case (a further reveal than the
 blanket's, which the "auto" method also computes).
 
-**The lower profile.** Every other user holds one third value v; the analyst's view ``(T, h_x0)`` with
-``T = h_x0 + h_x1`` is a post-processing of that dataset's histogram, so its exact profile (rounded the safe
-way for a lower curve) is below the worst case. Its outcomes are the values T of the count of reports on
-``{x0, x1}`` times a window of h_x0; past ``lower_outcomes`` only every few T values are kept (outcomes left
-out only lower it).
+**The lower profile.** The exact profile of a concrete dataset of the others is below the worst case, and so
+is the larger of two at each epsilon: "every other user holds one third value v" and "every other user holds
+x0" (closed forms in :mod:`._krr_datasets`; exhaustive search at n <= 9 found the worst dataset always of the
+form "a users at x0, the rest at one third value", mostly a = 0 or a = N: a conjecture, used only to choose
+these two, never for the certificate). Past ``lower_outcomes`` outcomes the first is computed exactly at a grid of
+epsilons refined at the target delta (its optimal tests there) while its pairs ``(T, h_x0)`` fit the budget, and
+else replaced by a view of its histogram (a post-processing, so below it): ``(T, h_x0)`` with
+``T = h_x0 + h_x1``, the values T of the count of reports on ``{x0, x1}`` times a window of h_x0 (past the budget
+only a block of T values is kept: outcomes left out only lower it), or at large n ``h_x0 - h_x1``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, pmf_rtol
 from ._chains import SupportSum, compress, delta_of
 from ._clones import invert_delta
 from ._curves import pair_from_curve
+from ._krr_datasets import (ALL_FIRST, ALL_THIRD, all_first_lower, all_third_at_slopes, all_third_lower, envelope,
+                            points_epsilon)
 from ._pairs import both_orders, roc_lower, roc_upper, thin
 from .exact import LOWER_TAIL, ShuffledPairs, _conv_any, _user_pair, _widen
 
@@ -123,7 +129,8 @@ def two_output_curve(users: int, d: float, o: float, *, tail: float = WINDOW_TAI
 
 
 def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_TAIL, bins: int = 64,
-                lower_outcomes: float = 3e5, progress: bool | None = None) -> ShuffledPairs:
+                lower_outcomes: float = 3e5, target_delta: float | None = None, lower_o: float | None = None,
+                progress: bool | None = None) -> ShuffledPairs:
     """Certified bound for k-ary RR (``K(x, x) = d``, ``K(x, y) = o``, ``k >= 3``) shuffled among ``users`` users,
     valid for every dataset of the others (the two-output reveal of the module docstring), and the exact profile
     of a post-processed view of one concrete dataset as ``lower``.
@@ -131,9 +138,11 @@ def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_
     ``curve``: the certified curve, evaluated directly (``epsilon_at`` inverts it); ``upper``: the pessimistic
     pair through a grid of its points (for ``compose``: it dominates every mechanism meeting those points, so
     it is certified too, but between grid points it may lie above or below ``curve``).
-    ``lower``: every other user holds one third value; the analyst's view (``T = h_x0 + h_x1``, ``h_x0``) (a
-    post-processing of the histogram, so its profile is a lower bound of that dataset's, hence of the worst
-    case); outcomes are dropped beyond ``lower_outcomes`` (which only lowers it).
+    ``lower``: the larger at each epsilon of two concrete datasets' exact profiles (every other user at one third
+    value; every other user at x0), each below the worst case; past ``lower_outcomes`` outcomes the first is a
+    view of its histogram (module docstring). ``lower_dataset`` says which, and with ``target_delta`` which of
+    the two is the larger at that delta. ``lower_o``: the off-diagonal the lower is computed at (default ``o``;
+    a caller whose channel is known only within a band passes its most private end, ``d`` then follows).
 
     >>> res = krr_shuffle(3, 4, 0.5, 1 / 6)
     >>> up, low = res.curve(np.array([0.5]))[0], res.lower.delta(0.5)   # both certify the truth: between them
@@ -149,7 +158,9 @@ def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_
         bar.update(1)
         # windows at 1e-15 for the lower: outcomes left out only lower it (by at most their mass), and every T
         # value then fits the outcome budget at deployed sizes instead of being subsampled
-        lower, what = _krr_lower_any(N, k, d, o, max(tail, LOWER_TAIL), lower_outcomes)
+        lo_o = o if lower_o is None else lower_o
+        lo_d = d if lower_o is None else 1.0 - (k - 1) * lo_o
+        lower, what = _krr_lower_any(N, k, lo_d, lo_o, max(tail, LOWER_TAIL), lower_outcomes, target_delta)
         bar.update(1)
     return ShuffledPairs(upper, lower, False, (), (), what, curve)
 
@@ -189,22 +200,25 @@ def krr_parameters(k: int, eps0: float) -> tuple[int, float, float]:
     return k, d, t * d * (1 - 2.0**-50)
 
 
-def skip_two_output(users: int, k: int, eps0: float, eps: float, target: float) -> tuple | None:
+def skip_two_output(users: int, k: int, eps0: float, eps: float, target: float,
+                    lower: tuple[float, float] | None = None) -> tuple | None:
     """For "auto" on k-RR: when :func:`two_output_lower_estimate` at ``eps`` (the best certified epsilon so far)
     is over ``target`` (by 1 %), the two-output bound's epsilon is larger and it need not be computed; returns
-    ``(lower pair or None, description)`` of the concrete dataset then (cheap), else None."""
+    ``(lower pair or None, description)`` of the concrete dataset then (cheap), else None. ``lower``: the ``(d,
+    o)`` the lower is computed at (default: k-RR at ``eps0``)."""
     if not 0.0 < eps0 < math.inf or not math.isfinite(eps):
         return None
     _, d, o = krr_parameters(k, eps0)
     if two_output_lower_estimate(users, d, o, eps) <= target * 1.01:
         return None
-    return krr_lower_profile(users, k, d, o)
+    ld, lo = (d, o) if lower is None else lower
+    return krr_lower_profile(users, k, ld, lo, target_delta=target)
 
 
 def krr_lower_profile(users: int, k: int, d: float, o: float, tail: float = WINDOW_TAIL,
-                      lower_outcomes: float = 3e5) -> tuple:
+                      lower_outcomes: float = 3e5, target_delta: float | None = None) -> tuple:
     """``(pair or None, description)``: the lower of :func:`krr_shuffle` alone."""
-    return _krr_lower_any(int(users) - 1, k, d, o, max(tail, LOWER_TAIL), lower_outcomes)
+    return _krr_lower_any(int(users) - 1, k, d, o, max(tail, LOWER_TAIL), lower_outcomes, target_delta)
 
 
 def krr_epsilon(curve: Callable[[np.ndarray], np.ndarray], delta: float, pure: float) -> float:
@@ -212,27 +226,63 @@ def krr_epsilon(curve: Callable[[np.ndarray], np.ndarray], delta: float, pure: f
     return invert_delta(lambda e: float(curve(np.array([e]))[0]), delta, pure, rtol=1e-9)
 
 
-def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: float) -> tuple:
-    """``(pair, description)`` of the lower: the view ``(T, h_x0)`` when every count T fits the outcome budget,
-    else the view ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T."""
-    what = ("every other user holds one third value; the exact profile of the view (h_x0 + h_x1, h_x0), a "
-            "post-processing of its histogram")
+def _krr_lower_any(N: int, k: int, d: float, o: float, tail: float, budget: float,
+                   target: float | None = None) -> tuple:
+    """``(pair, description)`` of the lower: the larger at each epsilon of two concrete datasets' exact profiles
+    (:mod:`._krr_datasets`: every other user at one third value v, or every other user at x0). Past ``budget``
+    outcomes the first is computed at a grid of slopes refined at ``target`` while its pairs ``(T, h_x0)`` fit,
+    else replaced by a view of it: ``(T, h_x0)`` when every count T fits, else
+    ``h_x0 - h_x1`` (:func:`_krr_lower_difference`, every count at once), else a block of T; the second is left
+    out. ``target``: the report's delta, to say which dataset is the larger there."""
     if N == 0 or 0.0 < o <= COIN_MIN:
-        return None, what
+        return None, "every other user holds one third value"
     # the lower is computed for a randomizer at least as private as the one (d, o) stands for: callers pass eps0
     # rounded UP (o a few ulps below the true o*, e.g. 2^-48 relative from amplify_shuffled), and a larger o is a
     # garbling of every report (a post-processing of the histogram), so its profile stays below the truth's
     o = min(o * (1.0 + LOWER_O_PUSH), 1.0 / k)
     d = 1.0 - (k - 1) * o
+    n = N + 1
+    found = []  # (ROC points or pair, plain description)
+    third = all_third_lower(n, k, o, tail, budget)
+    if third is not None:
+        found.append((third, ALL_THIRD + " (full histogram)"))
+    else:
+        view = _third_view(N, k, d, o, tail, budget)
+        third = all_third_at_slopes(n, k, o, tail, budget, target) if target is not None else None
+        # the full histogram's best tests carry three binomial factors' rounding against the view's two: at tiny
+        # epsilons (large n) that can cost more than the view loses, so the larger at the target is kept
+        if third is not None and (view[0] is None or
+                                  points_epsilon(*third, target) >= points_epsilon(*view[0], target)):
+            view = (third, ALL_THIRD + " (full histogram, its best tests at a grid of epsilons refined at the target "
+                    "delta)")
+        found.append(view)
+    first = all_first_lower(n, k, o, tail, budget)
+    if first is not None:
+        found.append((first, ALL_FIRST + " (full histogram)"))
+    found = [(x, w) for x, w in found if x is not None]
+    if not found:
+        return None, ALL_THIRD
+    if len(found) == 1:
+        return envelope([found[0][0]], f"k-RR, {found[0][1]}"), found[0][1]
+    what = f"the larger at each epsilon of two datasets: (a) {found[0][1]}; (b) {found[1][1]}"
+    if target is not None:
+        eps = [points_epsilon(*x, target) for x, _ in found]
+        what += f"; the larger at delta = {target:.3g}: ({'ab'[int(eps[1] > eps[0])]})"
+    return envelope([x for x, _ in found], "k-RR, two concrete datasets of the other users"), what
+
+
+def _third_view(N: int, k: int, d: float, o: float, tail: float, budget: float) -> tuple:
+    """``(pair, description)``: a view of the dataset "every other user at one third value" when its full histogram
+    has too many outcomes (see :func:`_krr_lower_any`)."""
+    what = ALL_THIRD + " (the view h_x0 + h_x1, h_x0 of the histogram"
     lo, w, _ = binomial_window(N, 2 * o, tail)
     width = int(2 * math.sqrt(2.0 * math.log(2.0 / tail)) * math.sqrt(max(lo + w.size, 1) / 4.0)) + 2
     if (w.size + 1) * width > budget:
-        low = _krr_lower_difference(N, k, d, o, tail)
+        low = _krr_lower_difference(N, k, d, o, tail, points=True)
         if low is not None:
-            return low, ("every other user holds one third value; the exact profile of the view h_x0 - h_x1 (a "
-                         "post-processing of its histogram) for k-RR with o' >= o (one rounding more private)")
-        what += f"; only the {int(budget // width)} most likely values of T"
-    return _krr_lower(N, d, o, tail, budget), what
+            return low, ALL_THIRD + " (the view h_x0 - h_x1 of the histogram)"
+        what += f", only the {int(budget // width)} most likely values of h_x0 + h_x1"
+    return _krr_lower(N, d, o, tail, budget, points=True), what + ")"
 
 
 def _beta_for(o: float) -> float | None:
@@ -250,7 +300,7 @@ def _beta_for(o: float) -> float | None:
     return None
 
 
-def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float) -> DominatingPair | None:
+def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float, points: bool = False):
     """The pair of the view ``D = h_x0 - h_x1`` when every other user holds a third value, for k-RR with
     ``o' = beta (1 - beta) >= o`` (exact), hence a lower bound of the worst case at o: a larger o' is a garbling
     of every report by one symmetric channel, a post-processing of the histogram.
@@ -260,7 +310,7 @@ def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float) -> Do
     binomial window with itself. User 1 adds +1, -1 or 0 with probabilities (d', o', r') under x0 and (o', d',
     r') under x1, ``d' = 1 - (k - 1) o'``. The ratio of the two is monotone in D (Z is log-concave), so each
     order's tests are prefixes. Masses are rounded the safe way for a lower curve (detection side down, false
-    alarm side up, plus the mass the window leaves out)."""
+    alarm side up, plus the mass the window leaves out). ``points``: its ROC points ``(s, b)`` instead of the pair."""
     beta = _beta_for(o)
     if beta is None:
         return None
@@ -288,18 +338,21 @@ def _krr_lower_difference(N: int, k: int, d: float, o: float, tail: float) -> Do
     missing = math.nextafter(2.0 * dropped * (1.0 + 8 * _U), math.inf)
     s = np.minimum(s + missing, 1.0)
     s, b = thin(s, b)
+    if points:
+        return s, b
     return DominatingPair.from_roc(s, b, name="k-RR, every other user holds one third value (view h_x0 - h_x1)",
                                    exact=True)
 
 
-def _krr_lower(N: int, d: float, o: float, tail: float, budget: float) -> DominatingPair | None:
+def _krr_lower(N: int, d: float, o: float, tail: float, budget: float, points: bool = False):
     """The pair of the view ``(T, h_x0)`` when every other user holds a third value (see :func:`krr_shuffle`).
 
     T runs over the most likely values of the count (a contiguous block around its mode of at most ``budget /
     width`` values; outcomes with other T are left out of every test, which only lowers the curve). The coins'
     distributions ``Bin(T, 1/2)`` come from one window at the block's start and the Pascal rule
     ``B_T(h) = (B_{T-1}(h) + B_{T-1}(h - 1)) / 2`` on a fixed frame of h (each step one rounding of a sum of
-    non-negative terms; mass outside the frame is left out, at most ``tail`` per step, and charged below)."""
+    non-negative terms; mass outside the frame is left out, at most ``tail`` per step, and charged below).
+    ``points``: its ROC points ``(s, b)`` instead of the pair."""
     if N == 0:
         return None
     lo, w, w_out = binomial_window(N, 2 * o, tail)
@@ -341,4 +394,6 @@ def _krr_lower(N: int, d: float, o: float, tail: float, budget: float) -> Domina
     missing = math.nextafter((w_out + 3.0 * (2 * count + 2) * tail) * (1.0 + 8 * _U), math.inf)
     s = np.minimum(s + missing, 1.0)
     s, b = thin(s, b)
+    if points:
+        return s, b
     return DominatingPair.from_roc(s, b, name="k-RR, every other user holds one third value (view T, h_x0)", exact=True)

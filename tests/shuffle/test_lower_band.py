@@ -9,6 +9,7 @@ eps0, as before) exceeds the truth by about ``r`` relative, far above the lower'
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from fractions import Fraction as F
@@ -72,12 +73,13 @@ def _dataset_delta(R: list[list[F]], n: int, eps: float, others: list[int]) -> m
 
 
 def _truth(k: int, R, n: int):
-    """The exact curve the lower must stay below: binary RR, the worst case over every dataset; k-RR, the dataset
-    the lower is computed for (every other user holds a third value; its (T, h_x0) view is the whole histogram
-    at k = 3), itself below the worst case."""
+    """The exact curve the lower must stay below: the worst case over every dataset of the other users (binary
+    RR: :func:`shuffled_worst_delta`; k-RR: every one of the k^(n-1) datasets, the lower being the larger of two
+    concrete datasets' profiles)."""
     if k == 2:
         return lambda eps: shuffled_worst_delta(R, n, eps)
-    return lambda eps: _dataset_delta(R, n, eps, [2] * (n - 1))
+    datasets = [list(c) for c in itertools.product(range(k), repeat=n - 1)]
+    return lambda eps: max(_dataset_delta(R, n, eps, others) for others in datasets)
 
 
 def _truth_epsilon(truth, delta: float, hi: float) -> float:
@@ -117,9 +119,8 @@ def test_lower_is_below_the_exact_randomizer(k, form):
 def test_auto_report_keeps_the_lower_at_the_private_end(n, skipped):
     """"auto" on k-RR: whether the exact method runs (its lower) or is skipped (the lower computed on its own), the
     report's lower is the one at ``lower_epsilon0``, below the one at the upper's eps0 (strictly somewhere). Here a
-    3-RR product whose rows sum to 1 within the default tolerance (2^-31 over; the blanket method re-validates the
-    dense product with the default ``row_sum_atol``, so "auto" cannot take the looser rows of the cases above), and
-    at n = 1e5 4-RR, where the exact method is skipped."""
+    3-RR product whose rows sum to 1 within the default tolerance (2^-31 over), and at n = 1e5 4-RR, where the
+    exact method is skipped."""
     from chainamp import mechanisms
 
     if skipped:

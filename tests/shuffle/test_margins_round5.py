@@ -202,22 +202,30 @@ def _true_krr(k: int, eps0: float, ulps: int) -> tuple[F, F]:
 
 def _lower_channels(monkeypatch, users: int, k: int, d: float, o: float, budget: float) -> list[tuple[F, F]]:
     """The exact ``(d', o')`` of the k-RR each lower view is computed for (the (T, h_x0) view: the floats it is
-    handed; the h_x0 - h_x1 view: ``o' = beta (1 - beta)`` exactly and ``d' = 1 - (k - 1) o'``)."""
+    handed; the h_x0 - h_x1 view: ``o' = beta (1 - beta)`` exactly and ``d' = 1 - (k - 1) o'``; the two exact
+    datasets: the float o exactly and ``d' = 1 - (k - 1) o'``)."""
     from chainamp.shuffle import krr
 
     seen: list[tuple[F, F]] = []
 
-    def view_t(N, d, o, tail, budget):
+    def view_t(N, d, o, tail, budget, points=False):
         seen.append((F(d), F(o)))
 
-    def view_difference(N, k, d, o, tail):
+    def view_difference(N, k, d, o, tail, points=False):
         beta = krr._beta_for(o)
         if beta is not None:
             fo = F(beta) * (1 - F(beta))
             seen.append((1 - (k - 1) * fo, fo))
 
+    def dataset(users, k, o, tail, budget):  # the exact datasets (shuffle._krr_datasets) read the float o exactly
+        from chainamp.shuffle._krr_datasets import exact_channel
+
+        seen.append(exact_channel(k, o))
+
     monkeypatch.setattr(krr, "_krr_lower", view_t)
     monkeypatch.setattr(krr, "_krr_lower_difference", view_difference)
+    monkeypatch.setattr(krr, "all_third_lower", dataset)  # returning None: the views are asked for too
+    monkeypatch.setattr(krr, "all_first_lower", dataset)
     krr.krr_lower_profile(users, k, d, o, lower_outcomes=budget)
     return seen
 
