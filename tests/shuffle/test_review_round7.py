@@ -47,3 +47,31 @@ def test_krr_shuffle_small_outcome_budget_at_large_eps0(eps0):
     assert "best tests at a grid" in res.lower_dataset
     f = lower_delta(res.lower)
     assert f(np.array([eps0 - 1e-3]))[0] > 1e-6 >= f(np.array([eps0 + 1e-9]))[0]
+
+
+@pytest.mark.parametrize("lower_o,match", [(1e-5, "lower_o must be a number >= o"), (float("nan"), "got nan"),
+                                           (-1.0, "lower_o must"), ("0.3", "lower_o must")],
+                         ids=["less_private", "nan", "negative", "string"])
+def test_krr_shuffle_lower_o_below_o_is_refused(lower_o, match):
+    """krr_shuffle(lower_o=) is the band's MOST private end: a smaller off-diagonal than o is a less private channel,
+    and its 'lower' passed the certified curve (0.913 against 0.016 at eps = 0.2, 50 users, 4-RR at eps0 = 1, lower_o
+    = o / 100); NaN and -1 failed inside with ValueError from Fraction / math. binary_rr_shuffle(lower_p=) already
+    refused its mirror."""
+    from chainamp.errors import InvalidParameterError
+
+    _, d, o = krr.krr_parameters(4, 1.0)
+    with pytest.raises(InvalidParameterError, match=match):
+        krr.krr_shuffle(50, 4, d, o, lower_o=lower_o, progress=False)
+
+
+def test_krr_shuffle_lower_o_at_or_past_the_private_end_is_accepted():
+    """lower_o = o (the exact channel) and lower_o past 1/k (capped: no information, a zero lower) are both sound."""
+    from chainamp.shuffle._lowers import lower_delta
+
+    _, d, o = krr.krr_parameters(4, 1.0)
+    eps = np.array([0.2, 0.5])
+    same = krr.krr_shuffle(20, 4, d, o, lower_o=o, progress=False)
+    assert np.all(lower_delta(same.lower)(eps) <= same.curve(eps))
+    assert np.all(lower_delta(same.lower)(eps) > 0.0)
+    flat = krr.krr_shuffle(20, 4, d, o, lower_o=0.3, progress=False)
+    assert flat.lower is None or np.all(lower_delta(flat.lower)(eps) == 0.0)
