@@ -261,10 +261,15 @@ def _slope_source(h0, h1, W, nT, lv, ln, of, S0, S1, S2, rd, ro, a, n):  # pragm
     P = 0.0
     Q = 0.0
     for i in range(h0.size):
-        base = (rd - a) * h0[i] + (1.0 - a * rd) * h1[i] + (1.0 - a) * nT[i]
+        # (a r overflows to inf past eps0 ~ 354: its term is then -inf, or 0 when h1 = 0, never inf * 0 = NaN)
+        base = (rd - a) * h0[i] + (1.0 - a) * nT[i]
+        if h1[i] > 0.0:
+            base += (1.0 - a * rd) * h1[i]
         if g > 0.0:
-            t = math.floor(-base / g) + 1.0 - lv[i]
-            j = 0 if t <= 0.0 else (ln[i] if t >= ln[i] else int(t))
+            # hv above -base / g, as an index into the pair's sums in every case (an infinite or NaN threshold
+            # would read outside them): any index is a test, the threshold only decides how good
+            t = -base / g - lv[i]
+            j = ln[i] if not t < ln[i] else (int(math.floor(t)) + 1 if t >= 0.0 else 0)
         else:
             j = 0 if base > 0.0 else ln[i]
         m = of[i] + j

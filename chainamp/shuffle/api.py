@@ -142,7 +142,8 @@ def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
             if len(pair) != 2 or pair[0] not in known or pair[1] not in known:
                 raise InvalidParameterError(f"neighbors: {pair!r} is not a pair of the randomizer's input values "
                                             f"{inputs[:6]!r}{'...' if len(inputs) > 6 else ''}")
-    ldp = ldp_guarantee(op)
+    ldp = ldp_guarantee(op, normalised=not isinstance(op, SymmetricChannel))  # rows accepted within a loose
+    # row_sum_atol stand for their normalised rows (the local level of the rows as written can be far smaller)
     doe = doeblin(op)
     gamma = max(0.0, 1.0 - doe.gamma)  # 1 - gamma_Doeblin rounded up -> blanket rounded down
     desc = f"a {op.shape[0]}x{op.shape[1]} channel" if not isinstance(op, SymmetricChannel) else ""

@@ -32,12 +32,14 @@ only a block of T values is kept: outcomes left out only lower it), or at large 
 from __future__ import annotations
 
 import math
+import numbers
 from fractions import Fraction
 from typing import Callable
 
 import numpy as np
 
 from .._numerics import UNIT_ROUNDOFF, check_memory, progress_bar
+from ..errors import InvalidParameterError
 from ..privacy import DominatingPair
 from ._binomial import PMF_RTOL, WINDOW_TAIL, binomial_window, pmf_rtol
 from ._chains import SupportSum, compress, delta_of
@@ -150,6 +152,11 @@ def krr_shuffle(users: int, k: int, d: float, o: float, *, tail: float = WINDOW_
     True
     """
     N = int(users) - 1
+    if lower_o is not None and not (isinstance(lower_o, numbers.Real) and float(lower_o) >= o):
+        # a smaller o is a LESS private channel than the certificate's: its "lower" could pass the truth (a larger
+        # one is capped at 1/k, no information)
+        raise InvalidParameterError(f"lower_o must be a number >= o = {o!r} (the band's most private end; got "
+                                    f"{lower_o!r})")
     pure = math.nextafter(math.log(d / o) * (1.0 + 4 * _U), math.inf) if o > 0.0 else math.inf
     with progress_bar(2, "shuffle exact k-RR", unit="part", progress=progress) as bar:
         curve = two_output_curve(users, d, o, tail=tail, bins=bins)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._numerics import UNIT_ROUNDOFF, check_delta, check_memory
 from ..errors import InvalidMechanismError, InvalidParameterError
@@ -76,6 +77,21 @@ class VariationRatio:
         object.__setattr__(self, "beta_low", float(lo))
 
 
+def _normalised(K: MarkovOperator) -> MarkovOperator:
+    """K with its rows normalised when a computed row sum is not 1.0: rows accepted within a loose ``row_sum_atol``
+    stand for their normalised rows (chainamp's convention, :func:`chainamp.operators.operator_error`), and the
+    coefficients of the rows as written can be far below theirs (rows summing to 0.84 and 0.90 gave eps_R = 1.68
+    for a channel at 1.75). A plain dense or sparse operator only (structured ones have exact rows)."""
+    if type(K) is not MarkovOperator:
+        return K
+    mat = K.matrix
+    sums = np.asarray(mat.sum(axis=1), dtype=float).ravel()
+    if np.all(sums == 1.0):
+        return K
+    mat = sp.diags(1.0 / sums) @ mat if sp.issparse(mat) else np.asarray(mat, dtype=float) / sums[:, None]
+    return MarkovOperator(mat, K.inputs, K.outputs)
+
+
 def variation_ratio_parameters(R: Any) -> VariationRatio:
     """``(p, beta, q)`` of a finite randomizer R (rows = values, all pairs of values neighbours), from
     chainamp's own coefficients: ``p = q = e^eps_R`` with ``eps_R`` of :func:`chainamp.ldp_guarantee`
@@ -92,6 +108,7 @@ def variation_ratio_parameters(R: Any) -> VariationRatio:
     K = R if isinstance(R, MarkovOperator) else MarkovOperator(R)
     if K.shape[0] < 2:
         raise InvalidMechanismError(f"R must have at least 2 values (rows), got shape {K.shape}")
+    K = _normalised(K)
     eps = ldp_guarantee(K).epsilon
     p = math.inf if eps > 709.0 else math.nextafter(math.exp(eps) * (1.0 + 4 * _U), math.inf)  # e^709.8 overflows
     beta = float(dobrushin(K).gamma)
