@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from .._numerics import UNIT_ROUNDOFF, check_delta, check_memory
 from ..errors import InvalidMechanismError, InvalidParameterError
 from ..mixing import dobrushin, ldp_guarantee
-from ..operators import MarkovOperator, SymmetricChannel
+from ..operators import MarkovOperator, StructuredOperator, SymmetricChannel
 from ._clones import clone_pair_delta, clone_window, invert_delta
 from ._curves import pair_from_curve
 from .generic import _check_epsilons, _check_users
@@ -81,8 +81,9 @@ def _normalised(K: MarkovOperator) -> MarkovOperator:
     """K with its rows normalised when a computed row sum is not 1.0: rows accepted within a loose ``row_sum_atol``
     stand for their normalised rows (chainamp's convention, :func:`chainamp.operators.operator_error`), and the
     coefficients of the rows as written can be far below theirs (rows summing to 0.84 and 0.90 gave eps_R = 1.68
-    for a channel at 1.75). A plain dense or sparse operator only (structured ones have exact rows)."""
-    if type(K) is not MarkovOperator:
+    for a channel at 1.75). Structured operators have exact rows and are kept; any other (dense, sparse or
+    dask-backed) is read through its size-checked dense ``matrix``."""
+    if isinstance(K, StructuredOperator):
         return K
     mat = K.matrix
     sums = np.asarray(mat.sum(axis=1), dtype=float).ravel()

@@ -130,3 +130,17 @@ def test_public_blanket_and_variation_read_loose_rows_normalised():
     assert got >= _binary_worst_delta(LOOSE, 5, 1.68) * (1 - 1e-12)
     assert got == pytest.approx(blanket_delta(norm, 5, [1.68])[0], rel=1e-9)
     assert variation_ratio_parameters(loose).p >= variation_ratio_parameters(norm).p * (1 - 1e-12)
+
+
+def test_dask_backed_loose_rows_are_read_normalised_too():
+    """variation_ratio_parameters normalised only plain operators: a dask-backed operator accepted within a loose
+    row_sum_atol was read as written (beta 0.36 against the normalised channel's 0.381)."""
+    da = pytest.importorskip("dask.array")
+    from chainamp import MarkovOperator
+    from chainamp.shuffle import variation_ratio_parameters
+
+    A = np.array([[0.6, 0.24], [0.3, 0.6]])
+    lazy = MarkovOperator.from_dask(da.from_array(A, chunks=1), row_sum_atol=0.2)
+    norm = variation_ratio_parameters(MarkovOperator(A / A.sum(axis=1, keepdims=True)))
+    got = variation_ratio_parameters(lazy)
+    assert got.beta >= norm.beta * (1 - 1e-12) and got.p >= norm.p * (1 - 1e-12)
