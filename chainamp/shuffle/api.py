@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
@@ -29,7 +29,7 @@ from ._lowers import profile_of_lower
 from ._rr_band import (_log_up, _rr_parameters, _up, lower_keep_probability,  # noqa: F401 (_log_up: the tests')
                        lower_krr_parameters, rr_epsilons)
 from .exact import binary_rr_shuffle
-from .krr import krr_epsilon, krr_lower_profile, krr_parameters, krr_shuffle, skip_two_output
+from .krr import krr_epsilon, krr_parameters, krr_shuffle, skip_two_output
 from .report import ShuffleReport
 
 __all__ = ["amplify_shuffled", "ShuffleMethodError", "METHODS"]
@@ -162,12 +162,6 @@ def read_randomizer(randomizer: Any, neighbors: Any = None) -> Randomizer:
 
 
 # ------------------------------------------------------------------ methods
-def _krr_lower(rz: Randomizer, users: int) -> tuple:
-    """``(pair or None, description)``: the k-RR lower (:func:`~chainamp.shuffle.krr.krr_lower_profile`: a concrete
-    dataset) at the band's most private end, ``rz.lower_epsilon0``."""
-    return krr_lower_profile(users, *lower_krr_parameters(rz.k, rz.lower_epsilon0))
-
-
 def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progress: bool | None = None,
            executor: Any = None, **_: Any) -> ShuffleBound | None:
     """Randomized response: :func:`~chainamp.shuffle.binary_rr_shuffle` (k = 2, the exact worst case) or

@@ -132,7 +132,7 @@ def test_auto_report_keeps_the_lower_at_the_private_end(n, skipped):
     assert isinstance(rep.methods["exact"], str) == skipped
     rz = api.read_randomizer(randomizer)
     grid = np.linspace(0.0, 1.5 if skipped else 2.5, 31)
-    new = lower_delta(api._krr_lower(rz, n)[0])(grid)
+    new = lower_delta(krr.krr_lower_profile(n, *lower_krr_parameters(rz.k, rz.lower_epsilon0))[0])(grid)
     old = lower_delta(krr.krr_lower_profile(n, *krr.krr_parameters(rz.k, rz.epsilon0))[0])(grid)
     assert np.array_equal(rep.lower.delta(grid), new)
     assert np.all(new <= old * (1 + 1e-12)) and np.any(new < old)  # (two views computed apart: ulps of noise)
