@@ -89,6 +89,10 @@ def gap_grid(n: int, delta: float = 1e-6) -> None:
             low = r.lower_epsilon if r.lower is not None else float("nan")
             print(f"| {k} | {eps0:g} | {r.epsilon:.5f} ({r.method}) | {low:.5f} | {r.epsilon / low:.4f} | {ref:.5f} "
                   f"| {t_ca:.2f} | {t_np:.2f} |", flush=True)
+    import resource
+
+    print(f"peak RSS of the process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; load "
+          f"{os.getloadavg()[0]:.2f}")
 
 
 def _law(groups, K, rows):
