@@ -46,6 +46,36 @@ decides how tight the points are, never whether they are achievable. The masses 
 The datasets are computed only while their outcomes fit ``budget`` (the count grows like ``n^{3/2}`` for the
 first and ``n`` for the second); past it the first is left to the caller's cheaper views and the second is left
 out (at such sizes it is far below the first: it wins only where ``n o`` is small).
+
+**What is proved about the worst dataset.** *Among the datasets in which no other user holds x0 or x1, the first
+dataset is the worst at every epsilon.* Proof (a garbling, checked in exact arithmetic by
+``tests/shuffle/test_krr_third_values.py``). Let the N others hold third values ``v_1 .. v_m`` with ``c_i`` users
+each (``c = N``), let ``V`` be that set and ``s`` the number of reports on V (a function of the histogram).
+Compare with all N users at ``v_1``.
+- *Off V nothing differs.* Every third user, whichever value in V it holds, lands on V with probability
+  ``d + (m - 1) o`` and otherwise on each value outside V with ``o``. The changed user lands on V with ``m o``,
+  uniformly there, under both hypotheses. So which users land on V, and every report outside V, have the same joint
+  law in both datasets.
+- *On V only the centres differ.* A landed third user is at its own value with ``d / (d + (m - 1) o)`` and at each
+  other value of V with ``o / (d + (m - 1) o)``.
+- *The kernel, for s <= c.* Draw group sizes ``r ~ MultiHyp(c; c_1..c_m; s)``. Cut the s reports on V into groups
+  of those sizes uniformly at random (it needs only the counts). In group i swap the labels ``v_1`` and ``v_i``.
+  - A landed third user centred at ``v_1`` becomes centred at ``v_i``, and a uniform report stays uniform.
+  - The number of landed third users per group is a J-subsample of an s-subsample of c users, so
+    ``MultiHyp(c; c_1..c_m; J)``. That is how the J landed users of the split dataset divide among the values.
+  - The kernel depends neither on the hypothesis nor on J. On ``s <= c`` it therefore maps the concentrated
+    dataset's histogram law onto the split one's, under both hypotheses.
+- *For s = c + 1.* Every other user and the changed user landed on V, and the changed user's report there has the
+  same law under both hypotheses. Both give each such histogram the same probability, so that part of any test
+  adds ``(1 - e^eps) P <= 0``.
+- *Hence.* For every test S, ``P0(S) - e^eps P1(S)`` of the split dataset is at most its value on
+  ``S' = S ∩ {s <= c}``, which is ``sum_h [P0(h) - e^eps P1(h)] K(h, S')`` over the concentrated dataset's
+  histograms h. That is at most ``sum_h [P0(h) - e^eps P1(h)]_+``, the concentrated profile. The same holds in
+  both orders, since the kernel is the same for both.
+
+Datasets with other users at x0 or x1 are NOT covered. There another user can land on V too, ``s > c`` happens
+often, and no label-swapping kernel exists (exact LPs find kernels, with entries depending on ``d / o``). Exhaustive
+search at n <= 9 found every worst dataset of the form "a users at x0, the rest at one third value". Unproved.
 """
 
 from __future__ import annotations

@@ -195,8 +195,10 @@ def _exact(rz: Randomizer, users: int, *, target: float = DEFAULT_DELTA, progres
         k, d, o = krr_parameters(rz.k, rz.epsilon0)
         _, _, lower_o = lower_krr_parameters(rz.k, rz.lower_epsilon0)  # the lower at the band's most private end
         res = krr_shuffle(users, k, d, o, target_delta=target, lower_o=lower_o, progress=progress)
-        notes.append("k-ary RR: the certified profile is the two-output reveal bound, valid for every dataset but "
-                     "not the exact worst case; the lower profile is a concrete dataset")
+        notes.append("k-ary RR: the certified profile is valid for every dataset of the other users but is not the "
+                     "exact worst case; the lower profile is concrete datasets. Among datasets in which no other user "
+                     "holds either of the two values compared, the worst is every other user at one third value "
+                     "(proved in chainamp.shuffle._krr_datasets); datasets with users at those values are open")
         src = "two-output reveal bound for k-ary RR (shuffle.krr)"
     invert = None
     if res.curve is not None:  # the curve itself (the pair through its grid is for compose)
