@@ -22,8 +22,9 @@ blanket's, which the "auto" method also computes).
 is the larger of two at each epsilon: "every other user holds one third value v" and "every other user holds
 x0" (closed forms in :mod:`._krr_datasets`). The first is PROVED the worst among datasets with no other user at
 x0 or x1 (a garbling, in that module). For the rest, exhaustive search at n <= 9 found the worst dataset always
-of the form "a users at x0, the rest at one third value", mostly a = 0 or a = N: a conjecture, used only to choose
-these two, never for the certificate. Past ``lower_outcomes`` outcomes the first is computed exactly at a grid of
+of the form "a users at x0, the rest at one third value", but a can lie strictly between 0 and N (an exact
+counterexample at n = 6 beats both datasets here), so the lower may sit further below the truth than its rounding;
+none of this is used for the certificate. Past ``lower_outcomes`` outcomes the first is computed exactly at a grid of
 epsilons refined at the target delta (its optimal tests there) while its pairs ``(T, h_x0)`` fit the budget, and
 else replaced by a view of its histogram (a post-processing, so below it): ``(T, h_x0)`` with
 ``T = h_x0 + h_x1``, the values T of the count of reports on ``{x0, x1}`` times a window of h_x0 (past the budget

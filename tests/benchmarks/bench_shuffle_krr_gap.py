@@ -19,8 +19,14 @@ because ``P_others(h - e_y) = M(h) h_y / (n pi_y)``. Given ``T = h0 + h1``, ``hv
 
 ``--brute``: every dataset of the other users (values up to relabelling) at n <= 8, k <= 6, in floats: which
 dataset is worst at each eps. Observed (2026-11-28): a dataset "a users at x0 (or at x1), the others at ONE
-third value" is always among the worst; x0 and x1 users together never are; split third values at best tie. The
-worst a is 0 at small eps and N near eps0. That is evidence, not a proof: nothing in chainamp certifies with it.
+third value" is always among the worst; x0 and x1 users together never are; split third values at best tie
+(proved since for datasets without users at x0 or x1: shuffle/_krr_datasets.py). The worst a is often 0 or N but
+not always: at n = 6, k = 4, e^eps0 = 7, e^eps = 4 it is a = 3 (tests/shuffle/test_krr_third_values.py). That is
+evidence, not a proof: nothing in chainamp certifies with it.
+
+``--scan-a K EPS0 EPS[,EPS...] A[,A...]``: the exact delta (both orders) of the dataset "a users at x0, the others
+at one third value" for each a, at n = ``--users``, from windowed multinomial laws of the two groups (12 standard
+deviations; the mass left out is far below the printed digits) convolved by FFT: 4-D, seconds per a at n = 1000.
 """
 
 from __future__ import annotations
@@ -160,9 +166,54 @@ def brute(seed: int = 0, trials: int = 20) -> None:
         print(count, "eps points, the worst datasets:", " | ".join(kind))
 
 
+def _group_law(m: int, probs: list, sig: float = 12.0):
+    """Windowed law of the counts on (x0, x1, v) of m users with report law ``probs`` on (x0, x1, v, rest), with
+    the window's offsets."""
+    if m == 0:
+        return np.ones((1, 1, 1)), (0, 0, 0)
+    from scipy.special import gammaln
+    wins = []
+    for p in probs[:3]:
+        mu, sd = m * p, math.sqrt(m * p * (1 - p)) + 1
+        wins.append((max(0, int(mu - sig * sd)), min(m, int(mu + sig * sd) + 1)))
+    g = np.meshgrid(*[np.arange(lo, hi + 1) for lo, hi in wins], indexing="ij")
+    rest = m - sum(g)
+    ok = rest >= 0
+    rest = np.where(ok, rest, 0)
+    lp = gammaln(m + 1) - sum(gammaln(x + 1) for x in g) - gammaln(rest + 1)
+    lp = lp + sum(x * math.log(p) for x, p in zip(g, probs[:3])) + (rest * math.log(probs[3]) if probs[3] > 0 else 0)
+    return np.where(ok if probs[3] > 0 else sum(g) == m, np.exp(lp), 0.0), tuple(lo for lo, _ in wins)
+
+
+def scan_a(n: int, k: int, eps0: float, eps_list: list, a_list: list) -> None:
+    from scipy.signal import fftconvolve
+    o = 1.0 / (math.exp(eps0) + k - 1)
+    d, rest = 1.0 - (k - 1) * o, (k - 3) * o
+    t0 = time.time()
+    print(f"n = {n}, k = {k}, eps0 = {eps0}: delta (both orders) of 'a at x0, the rest at one third value'")
+    for a in a_list:
+        others = np.ones((1, 1, 1))
+        for m, probs in ((a, [d, o, o, rest]), (n - 1 - a, [o, o, d, rest])):
+            law, _ = _group_law(m, probs)
+            others = np.maximum(fftconvolve(others, law), 0.0)
+        P = np.pad(others, 1)
+        shift = [np.roll(P, 1, axis=ax) for ax in range(3)]
+        P0 = d * shift[0] + o * shift[1] + o * shift[2] + rest * P
+        P1 = o * shift[0] + d * shift[1] + o * shift[2] + rest * P
+        vals = [max(np.maximum(P0 - math.exp(e) * P1, 0).sum(), np.maximum(P1 - math.exp(e) * P0, 0).sum())
+                for e in eps_list]
+        print(f"a = {a:5d}: " + "  ".join(f"eps {e:g}: {v:.4e}" for e, v in zip(eps_list, vals)), flush=True)
+    print(f"{time.time() - t0:.1f} s, load {os.getloadavg()[0]:.2f}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--users", type=int, default=1000)
     ap.add_argument("--brute", action="store_true")
+    ap.add_argument("--scan-a", nargs=4, metavar=("K", "EPS0", "EPS", "A"))
     args = ap.parse_args()
-    brute() if args.brute else gap_grid(args.users)
+    if args.scan_a:
+        k, e0, eps, alist = args.scan_a
+        scan_a(args.users, int(k), float(e0), [float(x) for x in eps.split(",")], [int(x) for x in alist.split(",")])
+    else:
+        brute() if args.brute else gap_grid(args.users)
