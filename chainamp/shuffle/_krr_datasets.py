@@ -48,7 +48,8 @@ first and ``n`` for the second); past it the first is left to the caller's cheap
 out (at such sizes it is far below the first: it wins only where ``n o`` is small).
 
 **What is proved about the worst dataset.** *Among the datasets in which no other user holds x0 or x1, the first
-dataset is the worst at every epsilon.* Proof (a garbling, checked in exact arithmetic by
+dataset is the worst at every epsilon >= 0, in both orders.* Negative epsilons follow too, through
+``H_t(P || Q) = 1 - t + t H_{1/t}(Q || P)``. Proof (a garbling, checked in exact arithmetic by
 ``tests/shuffle/test_krr_third_values.py``). Let the N others hold third values ``v_1 .. v_m`` with ``c_i`` users
 each (``c = N``), let ``V`` be that set and ``s`` the number of reports on V (a function of the histogram).
 Compare with all N users at ``v_1``.
@@ -77,10 +78,11 @@ Compare with all N users at ``v_1``.
 - *The kernel still works on s <= c.* Those users land on V uniformly, like the changed user. So with them the
   split dataset's divergence is at most the concentrated one's plus ``P(s > c)``, which is
   ``P(Bin(a + b + 1, m o) > Bin(c, (k - m) o))``.
-- *That error term is useful only for a few such users.* At n = 1000, k = 10, eps0 = 5 it is 1.2e-5 for a + b = 10
-  and 0.04 for 100.
+- *That error term is useful only for a few such users.* At n = 1000, k = 10, eps0 = 5, with V all eight third values
+  (m = k - 2, the largest), it is 1.2e-5 for a + b = 10 and 0.04 for 100. For smaller V it is far smaller.
 - *No relabelling of the reports on V can do better.* With a + b >= 2, exact Farkas certificates rule out a
-  kernel on the counts on V in every case tried. In one case (a = 1, b = 3) they also rule out a kernel that sees
+  kernel on the counts on V in every case tried (k = 4: (a, b, c_v, c_w) = (2,0,1,1), (1,1,1,1), (2,0,2,1),
+  (3,0,2,2) and seven more, at d / o = 3 and 55). In one case (a = 1, b = 3) they also rule out a kernel that sees
   the rest of the histogram. A proof would have to move reports between V and the other values.
 - *The two datasets here are not always the worst.* At n = 6, k = 4, d / o = 7 and e^eps = 4, three users at x0
   and two at one third value give delta 0.06237. That is above every other user at v (0.05933) and every other

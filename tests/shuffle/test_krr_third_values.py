@@ -88,7 +88,7 @@ KERNEL_CASES = [(5, [1, 1], Fraction(3), 0, 0), (5, [2, 1], Fraction(2), 0, 0), 
 
 
 @pytest.mark.parametrize("k,sizes,ratio,a,b", KERNEL_CASES,
-                         ids=[f"k{k}-{'/'.join(map(str, s))}-r{r}-a{a}b{b}" for k, s, r, a, b in KERNEL_CASES])
+                         ids=[f"k{k}-{'_'.join(map(str, s))}-r{str(r).replace('/', '_')}-a{a}b{b}" for k, s, r, a, b in KERNEL_CASES])
 def test_merge_kernel_maps_concentrated_law_onto_split_law(k, sizes, ratio, a, b):
     """Applied to the exact histogram law of (changed user, ``a`` users at x0, ``b`` at x1, every third user at one
     value), the kernel gives the exact law with the third users split as ``sizes`` on every histogram with at most
@@ -157,7 +157,7 @@ PROFILE_CASES = [(4, 4, Fraction(3)), (5, 5, Fraction(2)), (5, 5, Fraction(9)), 
 SLOPES = [Fraction(1), Fraction(11, 10), Fraction(5, 4), Fraction(2), Fraction(3), Fraction(6), Fraction(15)]
 
 
-@pytest.mark.parametrize("n,k,ratio", PROFILE_CASES, ids=[f"n{n}k{k}r{r}" for n, k, r in PROFILE_CASES])
+@pytest.mark.parametrize("n,k,ratio", PROFILE_CASES, ids=[f"n{n}k{k}r{str(r).replace('/', '_')}" for n, k, r in PROFILE_CASES])
 def test_no_split_of_third_values_beats_one_third_value(n, k, ratio):
     """Every dataset of the ``n - 1`` others drawn from the third values only (every partition over the ``k - 2``
     of them): its exact hockey-stick divergence at each slope, both orders, is at most the concentrated
