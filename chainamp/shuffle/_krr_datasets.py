@@ -230,6 +230,15 @@ def exact_channel(k: int, o: float) -> tuple[Fraction, Fraction] | None:
     return fd, fo
 
 
+def _usable_channel(k: int, o: float, users: int) -> tuple[Fraction, Fraction] | None:
+    """:func:`exact_channel` for ``users`` users, or None when there is nothing to compute: no information, fewer
+    than two users, or a ratio ``d / o`` so large that ``n d / o`` overflows a float."""
+    ch = exact_channel(k, o)
+    if ch is None or int(users) < 2 or float(ch[0] / ch[1]) * int(users) > 1e306:
+        return None
+    return ch
+
+
 def _estimate(m: float, p: float, tail: float) -> float:
     """About the length of :func:`frame` at ``m`` (its Bernstein reach, unclipped): only decides whether to try at
     all; the loops count exactly and stop at the budget."""
@@ -261,11 +270,11 @@ def all_third_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     >>> round(float(pair.delta(0.0)), 6)   # 4 users, 3-RR at o = 0.2 (exact: 6/25)
     0.24
     """
-    ch = exact_channel(k, o)
-    n = int(users)
-    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e306:
+    ch = _usable_channel(k, o, users)
+    if ch is None:
         return None
     fd, fo = ch
+    n = int(users)
     two = 2 * fo
     pv = fd / (1 - two)
     lT, wT, _, rT = binomial_exact_rational(n, two, tail)
@@ -344,11 +353,11 @@ def all_third_at_slopes(users: int, k: int, o: float, tail: float, budget: float
     >>> bool(s.size > 10 and np.all((0.0 <= s) & (s <= 1.0) & (b <= 1.0)))
     True
     """
-    ch = exact_channel(k, o)
-    n = int(users)
-    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e306 or k == 3:
+    ch = _usable_channel(k, o, users)
+    if ch is None or k == 3:
         return None  # (k = 3: hv = n - T, the full histogram is the pairs (T, h0) themselves)
     fd, fo = ch
+    n = int(users)
     two = 2 * fo
     pv = fd / (1 - two)
     lT, wT, _, rT = binomial_exact_rational(n, two, tail)
@@ -417,11 +426,11 @@ def all_first_lower(users: int, k: int, o: float, tail: float, budget: float) ->
     >>> round(float(DominatingPair.from_roc(s, b).delta(0.0)), 6)   # exact: 0.2048
     0.2048
     """
-    ch = exact_channel(k, o)
-    n = int(users)
-    if ch is None or n < 2 or float(ch[0] / ch[1]) * n > 1e306:
+    ch = _usable_channel(k, o, users)
+    if ch is None:
         return None
     fd, fo = ch
+    n = int(users)
     lg, wg, _, rg = binomial_exact_rational(n, (k - 1) * fo, tail)
     est = wg.size * _estimate(n * float((k - 1) * fo), 1.0 / (k - 1), tail)
     if est > budget:

@@ -166,6 +166,11 @@ def brute(seed: int = 0, trials: int = 20) -> None:
         print(count, "eps points, the worst datasets:", " | ".join(kind))
 
 
+#: the largest window --scan-a builds for one group of users (k = 100, eps0 = 5 at n = 1000: 7.0e5 cells per group,
+#: 847 MB peak for the whole run with its convolutions)
+MAX_CELLS = 2e7
+
+
 def _group_law(m: int, probs: list, sig: float = 12.0):
     """Windowed law of the counts on (x0, x1, v) of m users with report law ``probs`` on (x0, x1, v, rest), with
     the window's offsets."""
@@ -176,6 +181,10 @@ def _group_law(m: int, probs: list, sig: float = 12.0):
     for p in probs[:3]:
         mu, sd = m * p, math.sqrt(m * p * (1 - p)) + 1
         wins.append((max(0, int(mu - sig * sd)), min(m, int(mu + sig * sd) + 1)))
+    cells = math.prod(hi - lo + 1 for lo, hi in wins)
+    if cells > MAX_CELLS:  # about 8 bytes a cell, several arrays of it, and the FFT of the convolution after
+        raise SystemExit(f"--scan-a: {m} users need a window of {cells:.3g} cells (limit {MAX_CELLS:.0e}); "
+                         "use fewer users")
     g = np.meshgrid(*[np.arange(lo, hi + 1) for lo, hi in wins], indexing="ij")
     rest = m - sum(g)
     ok = rest >= 0
