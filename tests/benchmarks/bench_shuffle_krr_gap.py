@@ -166,9 +166,9 @@ def brute(seed: int = 0, trials: int = 20) -> None:
         print(count, "eps points, the worst datasets:", " | ".join(kind))
 
 
-#: the largest window --scan-a builds for one group of users (k = 100, eps0 = 5 at n = 1000: 7.0e5 cells per group,
-#: 847 MB peak for the whole run with its convolutions)
-MAX_CELLS = 2e7
+#: the largest window --scan-a builds for one group of users. At k = 100, eps0 = 5, n = 1000 a group's window has
+#: 7.0e5 cells and the run peaked at 847 MB with its convolutions (about 1.2 kB a cell), so 3e6 cells is ~4 GB
+MAX_CELLS = 3e6
 
 
 def _group_law(m: int, probs: list, sig: float = 12.0):
