@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import (SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_delta, check_executor, check_int, check_memory,
-                         map_blocks, progress_bar, round_up)
+from .._numerics import (BLANKET_MAX_TERMS, SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_delta, check_executor,
+                         check_int, check_memory, map_blocks, progress_bar, round_up)
 from ..errors import InvalidMechanismError, InvalidParameterError
 from ..mixing import doeblin, ldp_guarantee
 from ..operators import MarkovOperator, SymmetricChannel
@@ -263,7 +263,7 @@ def _dedupe(parts: list) -> list:
 
 
 def blanket_delta(R: Any, users: int, epsilons: Any, *, neighbors: Any = None, max_histograms: int = 2_000_000,
-                  max_terms: int = 20_000, progress: bool | None = None, executor: Any = None) -> np.ndarray:
+                  max_terms: int = BLANKET_MAX_TERMS, progress: bool | None = None, executor: Any = None) -> np.ndarray:
     """Certified ``delta(eps)`` of the blanket pair of Balle et al. 2019 (module docstring), the maximum
     over neighbouring pairs of values (``neighbors``: pairs of row indices; default every pair).
 
@@ -427,7 +427,7 @@ def _invert_task(job: tuple) -> float:
 
 
 def blanket_epsilon(R: Any, users: int, delta: float, *, neighbors: Any = None, rtol: float = 1e-6,
-                    max_histograms: int = 2_000_000, max_terms: int = 20_000, progress: bool | None = False,
+                    max_histograms: int = 2_000_000, max_terms: int = BLANKET_MAX_TERMS, progress: bool | None = False,
                     executor: Any = None) -> float:
     """Certified eps of :func:`blanket_delta` at ``delta`` (the largest over pairs of the upper end of each pair's
     search bracket; ``executor`` inverts distinct pairs in parallel).
@@ -447,7 +447,7 @@ def blanket_epsilon(R: Any, users: int, delta: float, *, neighbors: Any = None, 
 
 
 def blanket_dominating_pair(R: Any, users: int, *, epsilons: Any = None, neighbors: Any = None,
-                            max_histograms: int = 2_000_000, max_terms: int = 20_000, executor: Any = None):
+                            max_histograms: int = 2_000_000, max_terms: int = BLANKET_MAX_TERMS, executor: Any = None):
     """A :class:`~chainamp.privacy.DominatingPair` of :func:`blanket_delta` on a grid of eps (as
     :func:`chainamp.shuffle.generic_dominating_pair`), with ``(eps_R, 0)`` from :func:`chainamp.ldp_guarantee`
     (all pairs of values; with ``neighbors`` that is still an upper bound).
