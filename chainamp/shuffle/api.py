@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .._numerics import check_delta, check_executor, check_progress, fmt_number
+from .._numerics import BLANKET_MAX_TERMS, check_delta, check_executor, check_progress, fmt_number
 from ..errors import ChainampError, IncompatibleOperatorsError, InvalidMechanismError, InvalidParameterError
 from ..mixing import doeblin, ldp_guarantee
 from ..operators import (MarkovOperator, StructuredOperator, SymmetricChannel, as_operator, multiply,
@@ -295,7 +295,7 @@ def _blanket(rz: Randomizer, users: int, *, neighbors: Any = None, progress: boo
     if rz.kind == "dp":
         return None
     R, idx = _matrix(rz), _label_pairs(rz, neighbors)
-    setup = _setup(R, users, idx, 2_000_000, 20_000)
+    setup = _setup(R, users, idx, 2_000_000, BLANKET_MAX_TERMS)
     return _curve_bound(lambda e: _evaluate(setup, np.atleast_1d(e), progress, executor),
                         lambda: blanket_dominating_pair(R, users, neighbors=idx, executor=executor), rz, users,
                         _pure(rz.local_epsilon), name=f"shuffled reports, n={users} (privacy blanket)",

@@ -159,6 +159,9 @@ def test_krr_at_large_eps0_is_within_its_ratio_of_the_concrete_dataset(k, eps0, 
     rep = amplify_shuffled(mechanisms.randomized_response(k, eps0), 1000, progress=False)
     low = rep.lower.epsilon(rep.delta)
     assert rep.method == "blanket" and low <= rep.epsilon <= ratio * low
+    # the report's curve (delta_at, profile) is the same closed form as its epsilon, not the looser ladder
+    assert rep.delta_at(rep.epsilon) <= rep.delta * (1 + 1e-6)
+    assert rep.profile.delta(rep.epsilon) <= rep.delta * (1 + 1e-6)
 
 
 @pytest.mark.parametrize("bad,exc,match", [
