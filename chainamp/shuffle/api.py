@@ -304,6 +304,25 @@ def _blanket(rz: Randomizer, users: int, *, neighbors: Any = None, progress: boo
                         source="exact expectation of the privacy blanket pair (Balle, Bell, Gascon, Nissim 2019)")
 
 
+def _cover_blanket(rz: Randomizer, users: int, target: float, res: ShuffleBound, eps: float,
+                   progress: bool | None) -> tuple[ShuffleBound, float] | None:
+    """k-ary RR: the blanket tightened by keeping some users exact (:func:`._krr_cover.tighten_blanket`), when a
+    concrete dataset shows a gap and the cells fit; ``(bound, epsilon)``, or None."""
+    from ._krr_cover import tighten_blanket
+
+    if rz.kind != "rr" or rz.k < 3 or rz.error is not None or res.lower is None:
+        return None
+    k, _, o = krr_parameters(rz.k, rz.epsilon0)
+    got = tighten_blanket(users, k, o, rz.epsilon0, target, eps, res.profile, float(res.lower.epsilon(target)),
+                          progress)
+    if got is None:
+        return None
+    prof, new, note, cover_eps = got
+    invert = res.invert
+    return ShuffleBound(prof, res.lower, res.lower_dataset, False, res.notes + (note,),
+                        (lambda d: min(invert(d), cover_eps(d))) if invert else None), new
+
+
 def _generic(rz: Randomizer, users: int, **_: Any) -> ShuffleBound | None:
     """The clone pair of Feldman, McMillan and Talwar 2021 from the local epsilon alone (:mod:`.generic`); for a
     finite randomizer with the larger clone probability it certifies (:func:`~chainamp.shuffle.clone_probability`)."""
@@ -466,6 +485,10 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
         other = next((r for r in [*results.values(), spare_lower] if r is not None and r.lower is not None), None)
         if other is not None:
             res = ShuffleBound(res.profile, other.lower, other.lower_dataset, res.exact, res.notes, res.invert)
+    if best == "blanket":
+        tight = _cover_blanket(rz, n, target, res, table[best], progress)
+        if tight is not None:
+            res, table[best] = tight
     return ShuffleReport(randomizer=rz.description, users=n, method=best, delta=target, epsilon=table[best],
                          profile=res.profile, lower=res.lower, lower_dataset=res.lower_dataset,
                          local_epsilon=rz.local_epsilon, blanket_gamma=rz.blanket_gamma,
