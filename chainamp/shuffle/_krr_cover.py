@@ -19,23 +19,36 @@ whatever D's other values were. By joint convexity,
 ``(a1, b1, c1) = (0, 0, 0)`` is the whole blanket. Adding an independent uniform report is a post-processing, so
 ``delta(..., u)`` does not increase with u, and blocks of u valued at their smallest u keep the bound.
 
-**The cover.** A cell ``[a_lo, a_hi) x [b_lo, b_hi)`` of the (a, b) plane holds every dataset with a and b there;
-since ``c_max >= (N - a - b) / (k - 2)``, each of them has ``c_max >= c1 = ceil((N - (a_hi - 1) - (b_hi - 1)) /
-(k - 2))``, so ``G(a_lo, b_lo, c1)`` bounds all of them. Cells covering the triangle ``a + b <= N`` give a
-certified curve: the largest of their bounds at each eps. Which cells are split (the one whose bound is largest
-where the answer would improve) only decides how tight the curve is, never whether it is sound. Exact
-arithmetic on small n (``tests/shuffle/test_krr_cover.py``) checks every dataset against every triple it
-dominates.
+**The cover.** Every dataset lies in a cell, and a cell's triple is one every dataset in it holds, so the largest
+of the cells' bounds is certified at each eps. Two kinds (``w = max(1, n // 64)``):
+- a *strip* ``max(a, b) in [m_lo, m_hi)``, ``min(a, b) < w`` keeps ``m_lo`` users on the larger side. Swapping the
+  labels x0 and x1 swaps the two orders of the pair, and the curves are the larger of both orders, so the triple
+  ``(m_lo, 0, c1)`` serves the datasets whose larger side is x1 too;
+- a *block* ``a in [a_lo, a_hi)``, ``b in [b_lo, b_hi)`` keeps ``(a_lo, b_lo, c1)``.
+Since ``c_max >= (N - a - b) / (k - 2)``, ``c1 = ceil((N - a_max - b_max) / (k - 2))`` with ``a_max + b_max`` the
+largest ``a + b`` of the cell (``m_hi - 1 + w - 1`` for a strip). The refinement starts from one strip and one
+block and halves the strip (quarters the block) whose bound is largest where the epsilon at the target would
+improve. It only decides how tight the curve is, never whether it is sound. ``tests/shuffle/test_krr_cover.py``
+checks, in exact arithmetic at small n, every dataset against every triple it holds, the cells' curves against
+the exact bound and the refined curve against the worst dataset.
 
-**Numerics (every error toward a larger delta).** Each group's law is a chain of three binomials (scipy's pmf,
-trusted to ``SHUFFLE_SPECIAL_RTOL`` relative, at the float nearest each exact rational parameter, whose effect
-is bounded and added) on windows whose left-out mass is bounded by Chernoff's bound at the window's extreme
-conditioning count (a binomial grows stochastically with its count). The groups are convolved by an n-D real
-FFT with the absolute error bound of :func:`.exact._fft_conv` (an n-D transform is the 1-D transforms along
-each axis, whose relative errors add to the 1-D bound at the total size). With ``A`` and ``B`` the two
-hypotheses' masses pushed up and down by those errors, ``sum [A - e^eps B]_+`` is taken over prefixes in the
-order of ``A / B`` (a cumulative sum, its rounding bounded and added), and the mass left outside the windows is
-added at infinite privacy loss. ``e^eps`` is rounded down.
+**Numerics (every error toward a larger delta).**
+- *Groups.* Each kept group's law on the counts at (x0, x1, v) is a chain of three binomials: scipy's pmf,
+  trusted to ``SHUFFLE_SPECIAL_RTOL`` relative, at the float nearest each exact rational parameter (the
+  parameter's effect is bounded and added). The windows' left-out mass is bounded by Chernoff's bound at the
+  window's extreme conditioning count (a binomial grows stochastically with its count) and charged, as is the mass
+  of border slices cut below ``TRIM``.
+- *Convolution.* Groups are convolved by an n-D real FFT with the 2-norm error bound of :func:`.exact._fft_conv`
+  (an n-D transform is the 1-D transforms along each axis, whose relative errors add up to the 1-D bound at the
+  total size). The uniform reports are then added one at a time by a stencil. It is a convex combination, so it
+  keeps relative errors (9 u a step) and does not increase the error's 2-norm; the mass it pushes off the grid is
+  charged.
+- *Tests.* Only the box where the law has mass above ``PRUNE`` enters them; the rest is charged. Each hypothesis is
+  pushed by its relative error: up for the one in front, down for the one multiplied by ``e^eps`` (rounded down),
+  in each order. ``sum [A - e^eps B]_+`` is read off bins of the log likelihood ratio aligned with the eps grid
+  (:func:`_hockey_grid`: no sorting). The FFT's error adds ``(1 + e^eps) sqrt(size) eta``, its 1-norm on the grid.
+- *Blocks of U.* Every value of U where most of its mass is, three blocks below; block masses from Boost's pmf
+  (``PMF_RTOL``); the mass outside the window is charged.
 """
 
 from __future__ import annotations
@@ -340,7 +353,8 @@ class Cover:
 
 
 def cover_curve(users: int, k: int, d: Fraction, o: Fraction, eps_top: float, target: float, eps_floor: float = 0.0,
-                *, max_cells: int = COVER_MAX_EVALS, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray | None, int]:
+                *, max_cells: int = COVER_MAX_EVALS,
+                progress: bool | None = None) -> tuple[np.ndarray, np.ndarray | None, int]:
     """``(grid, curve, cells)``: the certified step curve of the best cover found within ``max_cells`` cell
     evaluations (its value at ``grid[i]`` bounds delta on ``[grid[i], grid[i + 1])``; None when even the first
     cell's histograms are too large), refined best first where the epsilon at ``target`` would improve, until it
@@ -412,8 +426,8 @@ def _split(cell: tuple, N: int) -> list:
         return []
     am = (a_lo + a_hi) // 2 if a_hi - a_lo > 1 else a_hi
     bm = (b_lo + b_hi) // 2 if b_hi - b_lo > 1 else b_hi
-    return [("rect",) + c for c in ((a_lo, am, b_lo, bm), (am, a_hi, b_lo, bm), (a_lo, am, bm, b_hi), (am, a_hi, bm, b_hi))
-            if c[0] < c[1] and c[2] < c[3] and c[0] + c[2] <= N]
+    quads = ((a_lo, am, b_lo, bm), (am, a_hi, b_lo, bm), (a_lo, am, bm, b_hi), (am, a_hi, bm, b_hi))
+    return [("rect",) + c for c in quads if c[0] < c[1] and c[2] < c[3] and c[0] + c[2] <= N]
 
 
 def step_value(grid: np.ndarray, curve: np.ndarray, eps: np.ndarray) -> np.ndarray:
@@ -434,9 +448,9 @@ def tighten_blanket(users: int, k: int, o: float, eps0: float, target: float, ep
                     low: float, progress: bool | None = None) -> tuple | None:
     """The blanket's profile of k-RR (``o`` its off-diagonal, as :func:`.krr.krr_parameters` rounds it: a channel at
     least as informative as the randomizer's) tightened by the cover: ``(profile, epsilon at target, note)`` with
-    the smaller of the two curves at every eps, ..., or None when the blanket's ``eps`` is within ``COVER_GAP`` of a
-    concrete dataset's ``low``, the users are too many, the cells too large or the cover no better; a fourth item
-    inverts the cover's curve alone (:func:`step_epsilon`)."""
+    the smaller of the two curves at every eps, and a function inverting the cover's curve alone
+    (:func:`step_epsilon`); None when the blanket's ``eps`` is within ``COVER_GAP`` of a concrete dataset's ``low``,
+    the users are too many, the cells too large or the cover no better."""
     from ._curves import pair_from_curve
     from ._krr_datasets import exact_channel
 
