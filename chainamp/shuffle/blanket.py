@@ -39,6 +39,7 @@ Below about 1e-18 the values are this floor (window tails and guards), not the d
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -100,6 +101,52 @@ def _class_kappa(classes: tuple) -> float:
     return 4.0 if m <= 1.0 else 2.0 * m + 4.0
 
 
+#: the largest table of binomial survival functions and pmfs (counts x thresholds) kept per split probability
+BINOM_TABLE_MAX = 4_000_000
+
+
+@functools.lru_cache(maxsize=8)
+def _binom_table(rho: float, smax: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(SF, PM)`` with ``SF[n, x + 2] = binom.sf(x, n, rho)`` and ``PM[n, x + 2] = binom.pmf(x, n, rho)`` for
+    ``0 <= n <= smax``, ``-2 <= x <= smax + 1`` (the same Boost calls :func:`_three_classes_Db` makes per pair,
+    made once: its thresholds move with eps, the counts do not); None past ``BINOM_TABLE_MAX`` entries."""
+    if (smax + 1) * (smax + 4) > BINOM_TABLE_MAX:
+        return None
+    import scipy.stats as st
+
+    n = np.arange(smax + 1, dtype=float)[:, None]
+    x = np.arange(-2, smax + 2, dtype=float)[None, :]
+    SF, PM = st.binom.sf(x, n, rho), st.binom.pmf(x, n, rho)
+    SF.flags.writeable = PM.flags.writeable = False
+    return SF, PM
+
+
+@functools.lru_cache(maxsize=8)
+def _s_window(q2: float, sizes: bytes) -> tuple[np.ndarray, ...]:
+    """``(owner, svals, sw, tails)`` of :func:`_three_classes_Db` for the blanket sizes ``sizes`` (int64 bytes): the
+    window of the count s on the first two classes for each size, its masses (pushed up) and the mass outside. They
+    do not depend on eps, so an inversion or a plot computes them once (read-only arrays)."""
+    import scipy.stats as st
+
+    r = SHUFFLE_SPECIAL_RTOL
+    bs = np.frombuffer(sizes, dtype=np.int64)
+    Ns = bs.astype(float) + 1.0
+    mean, sd = Ns - Ns * q2, np.sqrt(Ns * q2 * (1 - q2))
+    lo = np.maximum(0, (mean - 9 * sd - 9).astype(np.int64))
+    hi = np.minimum(Ns.astype(np.int64), (mean + 9 * sd + 81).astype(np.int64) + 1)
+    counts = hi - lo + 1
+    total = int(counts.sum())
+    check_memory(12 * 8.0 * total, f"{total} (blanket size, count) pairs of the blanket pair")
+    owner = np.repeat(np.arange(bs.size), counts)
+    svals = (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)).astype(float)
+    sw = st.binom.pmf(Ns[owner] - svals, Ns[owner], q2) * (1 + r)  # P(s) = P(N - s), N - s ~ Bin(N, q2)
+    tails = (np.where(lo > 0, st.binom.sf(Ns - lo, Ns, q2), 0.0)  # P(s <= lo - 1)
+             + np.where(hi < Ns, st.binom.cdf(Ns - hi - 1, Ns, q2), 0.0)) * (1 + r) + 1e-300  # P(s >= hi + 1)
+    for a in (owner, svals, sw, tails):
+        a.flags.writeable = False
+    return owner, svals, sw, tails
+
+
 def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.0) -> np.ndarray:
     """``D_b`` for every blanket size in ``bs``, at most three classes, in closed form (upper bounds).
 
@@ -146,17 +193,7 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
     if q2 <= 0.0:  # two classes: s = N + 1
         owner, svals, sw, tails = np.arange(bs.size), Ns.copy(), np.ones(bs.size), np.zeros(bs.size)
     else:
-        mean, sd = Ns - Ns * q2, np.sqrt(Ns * q2 * (1 - q2))
-        lo = np.maximum(0, (mean - 9 * sd - 9).astype(np.int64))
-        hi = np.minimum(Ns.astype(np.int64), (mean + 9 * sd + 81).astype(np.int64) + 1)
-        counts = hi - lo + 1
-        total = int(counts.sum())
-        check_memory(12 * 8.0 * total, f"{total} (blanket size, count) pairs of the blanket pair")
-        owner = np.repeat(np.arange(bs.size), counts)
-        svals = (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)).astype(float)
-        sw = st.binom.pmf(Ns[owner] - svals, Ns[owner], q2) * (1 + r)  # P(s) = P(N - s), N - s ~ Bin(N, q2)
-        tails = (np.where(lo > 0, st.binom.sf(Ns - lo, Ns, q2), 0.0)  # P(s <= lo - 1)
-                 + np.where(hi < Ns, st.binom.cdf(Ns - hi - 1, Ns, q2), 0.0)) * (1 + r) + 1e-300  # P(s >= hi + 1)
+        owner, svals, sw, tails = _s_window(q2, bs.astype(np.int64).tobytes())
     N = Ns[owner]
     alpha = l[0] - l[1]
     beta = svals * (l[1] - l[2]) + N * l[2]
@@ -174,10 +211,19 @@ def _three_classes_Db(r0c, r1c, omc, bs: np.ndarray, e: float, kappa: float = 4.
         sm1 = np.maximum(svals - 1.0, 0.0)
         srho = svals * rho
         # at j: two survival functions; at j - 1 and j + 1: the same moved by one pmf term each
-        t1 = np.where(svals > 0, np.where(j - 1.0 <= 0, 1.0, st.binom.sf(j - 2.0, sm1, rho)), 0.0) * srho
-        t2 = np.where(j <= 0, 1.0, st.binom.sf(j - 1.0, svals, rho))
-        q1 = np.where(svals > 0, st.binom.pmf(np.stack((j - 2.0, j - 1.0)), sm1, rho), 0.0) * srho  # T1 steps
-        q2 = st.binom.pmf(np.stack((j - 1.0, j)), svals, rho)  # T2 steps
+        tab = _binom_table(float(rho), int(svals.max()) if svals.size else 0)
+        if tab is not None:  # the same Boost values, read off a table of every (count, threshold) once per rho
+            SF, PM = tab
+            ni, si, ji = sm1.astype(np.int64), svals.astype(np.int64), j.astype(np.int64) + 2
+            sf1, sf2 = SF[ni, ji - 2], SF[si, ji - 1]
+            pm1, pm2 = np.stack((PM[ni, ji - 2], PM[ni, ji - 1])), np.stack((PM[si, ji - 1], PM[si, ji]))
+        else:
+            sf1, sf2 = st.binom.sf(j - 2.0, sm1, rho), st.binom.sf(j - 1.0, svals, rho)
+            pm1, pm2 = st.binom.pmf(np.stack((j - 2.0, j - 1.0)), sm1, rho), st.binom.pmf(np.stack((j - 1.0, j)), svals, rho)
+        t1 = np.where(svals > 0, np.where(j - 1.0 <= 0, 1.0, sf1), 0.0) * srho
+        t2 = np.where(j <= 0, 1.0, sf2)
+        q1 = np.where(svals > 0, pm1, 0.0) * srho  # T1 steps
+        q2 = pm2  # T2 steps
         t1u, t1l, t2u, t2l = t1 * (1 + r), t1 * (1 - r), t2 * (1 + r), t2 * (1 - r)
         q1u, q1l, q2u, q2l = q1 * (1 + r), q1 * (1 - r), q2 * (1 + r), q2 * (1 - r)
         cands = (  # (T1 upper, T2 lower, T2 upper) at j - 1, j, j + 1
