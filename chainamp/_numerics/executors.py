@@ -11,6 +11,7 @@ cluster (``dask.distributed.Client(...).get_executor()``).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -75,7 +76,9 @@ def map_blocks(fn: Callable[..., Any], blocks: Iterable[Any], *, executor: cf.Ex
                progress: bool | None = None, weight: Callable[[Any], int] | None = None) -> Iterator[Any]:
     """Yield ``fn(block)`` for every block, in the order of ``blocks``, serially or on ``executor``.
 
-    ``fn`` must be a module-level function (picklable) when an executor runs it in other processes.
+    ``fn`` must be a module-level function (picklable) when an executor runs it in other processes. An executor
+    that refuses new work because it was shut down (``RuntimeError`` from ``submit``, as a report evaluated after
+    its ``with`` block would meet) is not an error: the remaining blocks run serially, with the same results.
     At most ``EXECUTOR_WINDOW_PER_WORKER`` blocks per worker are in flight, so pending results stay
     bounded. ``weight(block)`` (default 1) is what each finished block adds to the progress bar,
     whose ``total`` counts the same unit (pairs, rows, values).
@@ -111,7 +114,18 @@ def _blocks(fn, blocks, executor, total, desc, unit, progress, step) -> Iterator
         it = iter(blocks)
         try:
             for block in it:
-                pending.append((block, executor.submit(fn, block)))
+                try:
+                    fut = executor.submit(fn, block)
+                except RuntimeError:  # shut down (a report evaluated after its `with` block): serially from here
+                    while pending:
+                        done_block, fut = pending.popleft()
+                        yield fut.result()
+                        bar.update(step(done_block))
+                    for rest in itertools.chain([block], it):
+                        yield fn(rest)
+                        bar.update(step(rest))
+                    return
+                pending.append((block, fut))
                 if len(pending) >= window:
                     done_block, fut = pending.popleft()
                     yield fut.result()

@@ -55,10 +55,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
-from .._numerics import SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_memory, fmt_number, progress_bar
+from .._numerics import SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_memory, fmt_number, map_blocks, progress_bar
 from ..privacy import PrivacyProfile
 from ._binomial import binomial_window, chernoff_log_tail
 
@@ -280,7 +281,7 @@ class Cover:
 
     def __init__(self, users: int, k: int, d: Fraction, o: Fraction, eps_top: float, tail: float = COVER_TAIL):
         self.n, self.N, self.k, self.d, self.o, self.tail = users, users - 1, k, d, o, tail
-        self.df, self.of = float(d), float(o)
+        self.df, self.of, self.eps_top = float(d), float(o), eps_top
         self.spacing = 1.0 / COVER_GRID_PER_UNIT
         self.grid = np.arange(int(math.ceil(eps_top / self.spacing)) + 1) * self.spacing
         self.ts = np.exp(self.grid) * (1 - 4 * _U)  # e^eps rounded down
@@ -301,6 +302,15 @@ class Cover:
     def _c1(self, s_max: int) -> int:
         """``ceil((N - s_max) / (k - 2))``, at least 0: the largest group at one third value when ``a + b <= s_max``."""
         return max(0, -(-(self.N - s_max) // (self.k - 2)))
+
+    def curves(self, trips: list, executor: Any = None) -> list:
+        """:meth:`curve` of each triple, on ``executor`` when given (each task builds its own cover)."""
+        if executor is None:
+            return [self.curve(t) for t in trips]
+        args = [(self.n, self.k, self.d, self.o, self.eps_top, self.tail, t) for t in trips]
+        got = list(map_blocks(_curve_task, args, executor=executor, progress=False))
+        self.cache.update(zip(trips, got))
+        return got
 
     def curve(self, trip: tuple[int, int, int]) -> np.ndarray | None:
         """``G(trip)`` at every grid eps (both orders), cached; None when its histograms would pass
@@ -352,13 +362,20 @@ class Cover:
         return out
 
 
+def _curve_task(args: tuple) -> np.ndarray | None:
+    """One cell's curve in a worker (picklable)."""
+    n, k, d, o, top, tail, trip = args
+    return Cover(n, k, d, o, top, tail).curve(trip)
+
+
 def cover_curve(users: int, k: int, d: Fraction, o: Fraction, eps_top: float, target: float, eps_floor: float = 0.0,
-                *, max_cells: int = COVER_MAX_EVALS,
-                progress: bool | None = None) -> tuple[np.ndarray, np.ndarray | None, int]:
+                *, max_cells: int = COVER_MAX_EVALS, progress: bool | None = None,
+                executor: Any = None) -> tuple[np.ndarray, np.ndarray | None, int]:
     """``(grid, curve, cells)``: the certified step curve of the best cover found within ``max_cells`` cell
     evaluations (its value at ``grid[i]`` bounds delta on ``[grid[i], grid[i + 1])``; None when even the first
     cell's histograms are too large), refined best first where the epsilon at ``target`` would improve, until it
-    is at most ``eps_floor`` (a concrete dataset's epsilon: nothing below it can be certified).
+    is at most ``eps_floor`` (a concrete dataset's epsilon: nothing below it can be certified). ``executor``
+    evaluates the cells of each split in parallel (the same curves).
 
     Examples
     --------
@@ -371,11 +388,9 @@ def cover_curve(users: int, k: int, d: Fraction, o: Fraction, eps_top: float, ta
     w = max(1, (N + 1) // 64)
     # strips of max(a, b) (the other side below w) and one block with both sides at least w
     cells: list = [("strip", 0, N + 1, w)] + ([("rect", w, N + 1, w, N + 1)] if 2 * w <= N else [])
-    curves: dict = {}
-    for c in cells:
-        curves[c] = cov.curve(cov.triple(c))
-        if curves[c] is None:
-            return cov.grid, None, 0
+    curves = dict(zip(cells, cov.curves([cov.triple(c) for c in cells], executor)))
+    if any(g is None for g in curves.values()):
+        return cov.grid, None, 0
     final: set = set()
     evals = len(cells)
     with progress_bar(max_cells, "k-RR blanket cover cells", unit="cells", progress=progress) as bar:
@@ -398,7 +413,7 @@ def cover_curve(users: int, k: int, d: Fraction, o: Fraction, eps_top: float, ta
                 continue
             if evals + len(kids) > max_cells:
                 break
-            got = [cov.curve(cov.triple(c)) for c in kids]
+            got = cov.curves([cov.triple(c) for c in kids], executor)
             evals += len(kids)
             bar.update(len(kids))
             if any(g is None for g in got):  # too large to refine: the cell keeps its bound, and is not tried again
@@ -445,7 +460,7 @@ def step_epsilon(grid: np.ndarray, curve: np.ndarray, delta: float) -> float:
 
 
 def tighten_blanket(users: int, k: int, o: float, eps0: float, target: float, eps: float, blanket: PrivacyProfile,
-                    low: float, progress: bool | None = None) -> tuple | None:
+                    low: float, progress: bool | None = None, executor: Any = None) -> tuple | None:
     """The blanket's profile of k-RR (``o`` its off-diagonal, as :func:`.krr.krr_parameters` rounds it: a channel at
     least as informative as the randomizer's) tightened by the cover: ``(profile, epsilon at target, note)`` with
     the smaller of the two curves at every eps, and a function inverting the cover's curve alone
@@ -461,7 +476,7 @@ def tighten_blanket(users: int, k: int, o: float, eps0: float, target: float, ep
         return None
     pure = blanket.pure_epsilon
     grid, env, cells = cover_curve(users, k, ch[0], ch[1], min(pure, eps0 * 1.001 + 1e-9), target,
-                                   low * (1.0 + COVER_STOP), progress=progress)
+                                   low * (1.0 + COVER_STOP), progress=progress, executor=executor)
     if env is None:
         return None
     new = step_epsilon(grid, env, target)

@@ -305,7 +305,7 @@ def _blanket(rz: Randomizer, users: int, *, neighbors: Any = None, progress: boo
 
 
 def _cover_blanket(rz: Randomizer, users: int, target: float, res: ShuffleBound, eps: float,
-                   progress: bool | None) -> tuple[ShuffleBound, float] | None:
+                   progress: bool | None, executor: Any = None) -> tuple[ShuffleBound, float] | None:
     """k-ary RR: the blanket tightened by keeping some users exact (:func:`._krr_cover.tighten_blanket`), when a
     concrete dataset shows a gap and the cells fit; ``(bound, epsilon)``, or None."""
     from ._krr_cover import tighten_blanket
@@ -314,7 +314,7 @@ def _cover_blanket(rz: Randomizer, users: int, target: float, res: ShuffleBound,
         return None
     k, _, o = krr_parameters(rz.k, rz.epsilon0)
     got = tighten_blanket(users, k, o, rz.epsilon0, target, eps, res.profile, float(res.lower.epsilon(target)),
-                          progress)
+                          progress, executor)
     if got is None:
         return None
     prof, new, note, cover_eps = got
@@ -486,7 +486,7 @@ def amplify_shuffled(randomizer: Any, users: Any, *, delta: float | None = None,
         if other is not None:
             res = ShuffleBound(res.profile, other.lower, other.lower_dataset, res.exact, res.notes, res.invert)
     if best == "blanket":
-        tight = _cover_blanket(rz, n, target, res, table[best], progress)
+        tight = _cover_blanket(rz, n, target, res, table[best], progress, executor)
         if tight is not None:
             res, table[best] = tight
     return ShuffleReport(randomizer=rz.description, users=n, method=best, delta=target, epsilon=table[best],

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 from chainamp._numerics import EXECUTOR_WINDOW_PER_WORKER, check_executor, map_blocks
@@ -169,3 +170,24 @@ def test_a_real_dask_client_is_refused_with_the_hint_and_its_executor_works(dask
         check_executor(dask_client)
     out = list(map_blocks(_slow_square, range(12), executor=dask_client.get_executor(), progress=False))
     assert out == [b * b for b in range(12)]
+
+
+@pytest.mark.parametrize("pool", [ThreadPoolExecutor, ProcessPoolExecutor], ids=["threads", "processes"])
+def test_a_shut_down_executor_runs_the_blocks_serially(pool):
+    """A report keeps the executor it was made with; evaluated after the pool's `with` block, submit raises
+    RuntimeError. The blocks then run serially, in order, with the same results (it raised before)."""
+    with pool(2) as ex:
+        pass
+    assert list(map_blocks(abs, [-1, 2, -3, 4], executor=ex, progress=False)) == [1, 2, 3, 4]
+
+
+def test_a_shuffled_report_is_evaluated_after_its_pool_is_closed():
+    from chainamp import amplify_shuffled, mechanisms
+
+    with ThreadPoolExecutor(2) as ex:
+        rep = amplify_shuffled(mechanisms.randomized_response(3, 1.0), 200, method="blanket", executor=ex,
+                               progress=False)
+    serial = amplify_shuffled(mechanisms.randomized_response(3, 1.0), 200, method="blanket", progress=False)
+    eps = np.array([0.1, 0.3, 0.6])
+    assert np.array_equal(rep.profile.delta(eps), serial.profile.delta(eps))
+    assert rep.epsilon_at(1e-4) == serial.epsilon_at(1e-4)

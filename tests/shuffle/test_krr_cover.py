@@ -170,3 +170,15 @@ def test_amplify_shuffled_uses_the_cover_where_the_blanket_is_loose(k, eps0):
     assert rep.delta_at(rep.epsilon) <= rep.delta * (1 + 1e-9)
     assert rep.profile.delta(rep.epsilon) <= rep.delta * (1 + 1e-9)
     assert rep.methods["blanket"] == rep.epsilon
+
+
+@pytest.mark.slow
+def test_the_cover_on_an_executor_is_the_serial_cover():
+    from concurrent.futures import ThreadPoolExecutor
+
+    R = mechanisms.randomized_response(10, 6.0)
+    serial = amplify_shuffled(R, 1000, progress=False)
+    with ThreadPoolExecutor(2) as ex:
+        pooled = amplify_shuffled(R, 1000, progress=False, executor=ex)
+    e = np.linspace(5.1, 5.4, 13)
+    assert pooled.epsilon == serial.epsilon and np.array_equal(pooled.profile.delta(e), serial.profile.delta(e))
