@@ -152,7 +152,7 @@ def test_step_curve_reads_down_and_inverts_up():
 
 
 def test_too_large_cells_are_refused_not_allocated(monkeypatch):
-    monkeypatch.setattr(kc, "COVER_MAX_CELLS", 10)
+    monkeypatch.setattr(kc.laws, "COVER_MAX_CELLS", 10)
     d, o = _channel(4, 7)
     grid, env, cells = cover_curve(200, 4, d, o, 2.0, 1e-3)
     assert env is None and cells == 0
