@@ -53,9 +53,10 @@ def _factor(n_lo: int, n_hi: int, q: Fraction, tail: float) -> tuple[int, int, f
         if v > -math.inf:
             dropped += math.exp(v) * (1.0 + 4 * _U)
     # |qf - q| <= u q (and u (1 - q) for 1 - qf): the mass at j changes by a factor within
-    # exp(j u' + (n' - j) u'') with u' = u, u'' = u q / (1 - q) relative; bounded over the window
-    e2 = 2 * _U * max(qf / (1 - qf), 1.0)
-    x = H * 2 * _U + n_hi * e2
+    # exp(j u' + (n' - j) u'') with u' = u, u'' = u q / (1 - q) relative; bounded over the window, where
+    # j <= H and n' - j <= n_hi - L (u'' is large when q is close to 1, and then the window is close to n_hi)
+    e2 = 2 * _U * max(qf / (1 - qf), 1.0) if qf < 1.0 else math.inf
+    x = H * 2 * _U + ((n_hi - L) * e2 if n_hi > L else 0.0) if math.isfinite(e2) else math.inf
     prel = x * (1.0 + x) * (1 + 16 * _U) if x < 0.5 else math.inf
     return L, H, qf, dropped, prel
 

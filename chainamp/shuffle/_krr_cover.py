@@ -146,7 +146,8 @@ class Cover:
 
     def curve(self, trip: tuple[int, int, int]) -> np.ndarray | None:
         """``G(trip)`` at every grid eps (both orders), cached; None when its histograms would pass
-        ``COVER_MAX_CELLS`` points or its work (points times stencil steps and tests) ``COVER_MAX_WORK``."""
+        ``COVER_MAX_CELLS`` points or its work (points times stencil steps and tests) ``COVER_MAX_WORK``, or its
+        error bounds are too large to use (the cell then keeps its parent's bound, or the blanket stays)."""
         if trip in self.cache:
             return self.cache[trip]
         a1, b1, c1 = trip
@@ -166,6 +167,9 @@ class Cover:
             _, K, rel, eta, dropped = _combine(kept)
         except _TooLarge:
             self.cache[trip] = None
+            return None
+        if not (rel < 0.5 and math.isfinite(eta) and dropped < 1.0):  # bounds the pushes below cannot carry (a
+            self.cache[trip] = None  # keep probability so close to 1 that its float is not bounded): declined
             return None
         size = float(np.prod([x + pad + 1 for x in K.shape]))
         if size > laws.COVER_MAX_CELLS or size * (steps + 8 * len(edges)) > COVER_MAX_WORK:
@@ -337,9 +341,12 @@ def tighten_blanket(users: int, k: int, o: float, eps0: float, target: float, ep
     def at(e):
         e = np.asarray(e, dtype=float)
         return np.where(e >= pure, 0.0, curve(np.atleast_1d(e)).reshape(np.shape(e)))
+    # the pair for compose through every 8th grid point and the headline epsilon (48 points left it 50 % above
+    # the curve there)
+    points = np.unique(np.concatenate((grid[::8], [new])))
     name = f"shuffled reports, n={users} (privacy blanket, {cells} cells of users kept exact)"
     note = (f"k-ary RR: the blanket is tightened by keeping some other users exact in each of {cells} cells of "
             f"datasets (chainamp.shuffle._krr_cover): epsilon {fmt_number(eps)} -> {fmt_number(new)}")
     prof = PrivacyProfile(at, name=name, source="privacy blanket with users kept exact (shuffle._krr_cover)",
-                          exact=False, pure_epsilon=pure, pair=lambda: pair_from_curve(curve, pure, None, name))
+                          exact=False, pure_epsilon=pure, pair=lambda: pair_from_curve(curve, pure, points, name))
     return prof, new, note, lambda d: step_epsilon(grid, env, d)
