@@ -14,6 +14,7 @@ import numpy as np
 
 from .._numerics import SHUFFLE_SPECIAL_RTOL, UNIT_ROUNDOFF, check_memory
 from ._binomial import chernoff_log_tail
+from ._fftconv import fft_conv_error
 
 __all__: list[str] = []
 
@@ -122,12 +123,7 @@ def _fftn_conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     ax = tuple(range(a.ndim))
     c = np.fft.irfftn(np.fft.rfftn(a, fshape, axes=ax) * np.fft.rfftn(b, fshape, axes=ax), fshape, axes=ax)[
         tuple(slice(0, s) for s in shape)]
-    na, nb = float(np.sqrt((a * a).sum())), float(np.sqrt((b * b).sum()))
-    sa, sb = float(a.sum()), float(b.sum())
-    nc = float(np.sqrt((c * c).sum()))
-    eF = 16.0 * _U * (math.log2(n) + 1.0)
-    eta = 2.0 * (eF * (na * sb + sa * nb + 2.0 * nc * 1.01) + 3.0 * _U * nc * 1.01)
-    return np.maximum(c, 0.0), math.nextafter(eta, math.inf)
+    return np.maximum(c, 0.0), fft_conv_error(a, b, c, n)
 
 
 def _combine(parts: list) -> tuple[np.ndarray, np.ndarray, float, float, float]:

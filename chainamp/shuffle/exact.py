@@ -77,6 +77,7 @@ from ..errors import InvalidParameterError
 from ..privacy import DominatingPair
 from ._binomial import (PMF_RTOL, WINDOW_TAIL, binomial_window, chernoff_log_tail, pmf_rtol,
                         sum_chernoff_log_tail)
+from ._fftconv import fft_conv_error
 from ._pairs import (HullAccumulator, both_orders, hockey_both, roc_lower, roc_upper_widened,
                      user_pair_widened)
 
@@ -151,13 +152,7 @@ def _fft_conv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     L = a.size + b.size - 1
     n = 1 << max(1, (L - 1).bit_length())
     c = np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(b, n), n)[:L]
-    # norms by numpy's pairwise sums, not BLAS dot (a threaded ddot stalls for ~10 ms on a loaded machine)
-    na, nb = float(np.sqrt((a * a).sum())), float(np.sqrt((b * b).sum()))
-    sa, sb = float(a.sum()), float(b.sum())
-    nc = float(np.sqrt((c * c).sum()))
-    eF = 16.0 * _U * (math.log2(n) + 1.0)
-    eta = 2.0 * (eF * (na * sb + sa * nb + 2.0 * nc * 1.01) + 3.0 * _U * nc * 1.01)
-    return np.maximum(c, 0.0), math.nextafter(eta, math.inf)
+    return np.maximum(c, 0.0), fft_conv_error(a, b, c, n)
 
 
 def _fft_conv3(a: np.ndarray, b: np.ndarray, c: np.ndarray, size: int | None = None) -> tuple[np.ndarray, float]:
