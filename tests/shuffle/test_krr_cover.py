@@ -184,3 +184,54 @@ def test_the_cover_on_an_executor_is_the_serial_cover():
         pooled = amplify_shuffled(R, 1000, progress=False, executor=ex)
     e = np.linspace(5.1, 5.4, 13)
     assert pooled.epsilon == serial.epsilon and np.array_equal(pooled.profile.delta(e), serial.profile.delta(e))
+
+
+def test_the_bins_keep_outcomes_just_below_a_grid_point_for_its_rounded_down_slope():
+    """The bin shift (1e-9 in log ratio) on its edge: outcomes whose likelihood ratio lies between ``ts[i]`` (e^eps_i
+    rounded down) and e^eps_i, or a few ulps above it, are in the optimal test at ``ts[i]``. Their exact log ratio
+    is at or just below eps_i, so without the shift they fall in bin i - 1 and the computed sum at ts[i] is 0, below
+    the exact one (this fails when the shift is removed)."""
+    from chainamp.shuffle._cover_laws import _hockey_grid
+
+    spacing = 1.0 / 800
+    grid = np.arange(801) * spacing
+    ts = np.exp(grid) * (1 - 4 * 2.0**-53)
+    i = 400
+    B = 1e-3
+    checked = 0
+    for j in range(-40, 41):
+        A = float(np.exp(grid[i])) * B * (1 + j * 2.0**-52)
+        exact = max(F(A) - F(float(ts[i])) * F(B), F(0))
+        got = _hockey_grid(np.array([A]), np.array([B]), ts, spacing)
+        assert got[i] >= exact, j
+        checked += exact > 0
+    assert checked > 40  # most of them contribute at ts[i]
+
+
+def test_the_bins_charge_the_outcomes_they_keep_below_the_slope():
+    """The shift's charge (1e-9 t times the bin's B) on its edge: an outcome with ratio 1e-10 below ``ts[i]`` lands
+    in bin i and adds a negative ``A - t B`` to the computed sum; the exact optimal test leaves it out. Without the
+    charge the computed value is below the exact one by 1.6e-13, far above the rounding term (fails when removed)."""
+    from chainamp.shuffle._cover_laws import _hockey_grid
+
+    spacing = 1.0 / 800
+    grid = np.arange(801) * spacing
+    ts = np.exp(grid) * (1 - 4 * 2.0**-53)
+    i, B = 400, 1e-3
+    A = np.array([2.0 * float(ts[i]) * B, float(ts[i]) * B * (1 - 1e-10)])
+    t = F(float(ts[i]))
+    exact = sum((max(F(a) - t * F(B), F(0)) for a in A), F(0))
+    assert _hockey_grid(A, np.array([B, B]), ts, spacing)[i] >= exact
+
+
+def test_outcomes_below_the_prune_floor_are_charged():
+    """``PRUNE`` on its edge: an outcome just below it, seen only under the hypothesis in front (B = 0), is the
+    whole exact sum at every slope; leaving it out without charging its mass gives 0 (fails when removed)."""
+    from chainamp.shuffle._cover_laws import PRUNE, _hockey_grid
+
+    ts = np.exp(np.arange(9) / 8.0) * (1 - 4 * 2.0**-53)
+    A = np.array([PRUNE * 0.999, 0.25])
+    B = np.array([0.0, 0.5])
+    got = _hockey_grid(A, B, ts, 1.0 / 8)
+    exact = [F(A[0]) + max(F(A[1]) - F(float(t)) * F(B[1]), F(0)) for t in ts]
+    assert all(g >= e for g, e in zip(got, exact))
