@@ -107,7 +107,7 @@ __all__.append("SHUFFLE_SPECIAL_RTOL")
 #: randomized response (chainamp.shuffle.blanket, ``max_terms``) before it falls back to the lattice ladder. The
 #: ladder is a sound upper bound but loose where eps0 is large: at n = 1000, 10-RR at eps0 = 5, it certified 4.760 at
 #: delta = 1e-6 where the exact expectation (34,669 terms) gives 3.570; at n = 1e4, 1000-RR at eps0 = 4, 0.08636
-#: against 0.08452 (86,000 terms). With its tables read once per pair, 250,000 terms take under 0.5 s and about
-#: 130 MB per certified eps here; 1e6 took 1.5 s and 237 MB for a 0.24 % gain.
+#: against 0.08452 (86,000 terms). With its tables read once per pair, a certified eps at this budget took 0.45-0.77 s
+#: (the import included) and at most 146 MB here at load 0.3; 1e6 terms took 1.5 s and 237 MB for a 0.24 % gain.
 BLANKET_MAX_TERMS = 250_000
 __all__.append("BLANKET_MAX_TERMS")

@@ -17,11 +17,14 @@ from .._numerics import SHUFFLE_SPECIAL_RTOL, check_memory
 __all__: list[str] = []
 
 
-#: the largest table of binomial survival functions and pmfs (counts x thresholds) kept per split probability
-BINOM_TABLE_MAX = 4_000_000
+#: the largest table of binomial survival functions and pmfs (counts x thresholds) kept per split probability: two
+#: arrays of 8 MB each at most, and at most four tables kept (past it the same Boost calls are made per eps)
+BINOM_TABLE_MAX = 1_000_000
+#: the tables and windows kept between calls (each window at most 24 bytes per closed-form term)
+CACHED = 4
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=CACHED)
 def _binom_table(rho: float, smax: int) -> tuple[np.ndarray, np.ndarray] | None:
     """``(SF, PM)`` with ``SF[n, x + 2] = binom.sf(x, n, rho)`` and ``PM[n, x + 2] = binom.pmf(x, n, rho)`` for
     ``0 <= n <= smax``, ``-2 <= x <= smax + 1`` (the same Boost calls :func:`_three_classes_Db` makes per pair,
@@ -30,6 +33,7 @@ def _binom_table(rho: float, smax: int) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     import scipy.stats as st
 
+    check_memory(8.0 * 4 * (smax + 1) * (smax + 4), f"a table of {(smax + 1) * (smax + 4)} binomial tails")
     n = np.arange(smax + 1, dtype=float)[:, None]
     x = np.arange(-2, smax + 2, dtype=float)[None, :]
     SF, PM = st.binom.sf(x, n, rho), st.binom.pmf(x, n, rho)
@@ -37,7 +41,7 @@ def _binom_table(rho: float, smax: int) -> tuple[np.ndarray, np.ndarray] | None:
     return SF, PM
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=CACHED)
 def _s_window(q2: float, sizes: bytes) -> tuple[np.ndarray, ...]:
     """``(owner, svals, sw, tails)`` of :func:`_three_classes_Db` for the blanket sizes ``sizes`` (int64 bytes): the
     window of the count s on the first two classes for each size, its masses (pushed up) and the mass outside. They

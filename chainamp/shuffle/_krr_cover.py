@@ -62,7 +62,7 @@ import numpy as np
 from .._numerics import UNIT_ROUNDOFF, check_memory, fmt_number, map_blocks, progress_bar
 from ..privacy import PrivacyProfile
 from . import _cover_laws as laws
-from ._binomial import binomial_window
+from ._binomial import PMF_RTOL, binomial_window
 from ._cover_laws import _box, _combine, _factor, _group, _hockey_grid, _pair, _TooLarge
 
 __all__: list[str] = []
@@ -93,7 +93,7 @@ def _blocks(r: int, g: Fraction, tail: float) -> tuple[list[int], list[float], f
         return [0], [1.0], 0.0
     lo, w, dropped = binomial_window(r, float(g), tail)
     _, _, _, _, prel = _factor(r, r, g, tail)
-    w = w * (1 + 1e-9 + prel) * (1 + 4 * _U)  # Boost's PMF_RTOL and the parameter's rounding
+    w = w * ((1 + PMF_RTOL) * (1 + prel) * (1 + 4 * _U))  # Boost's PMF_RTOL and the parameter's rounding
     mu, sd = r * float(g), math.sqrt(r * float(g) * (1 - float(g)))
     hi = lo + w.size - 1
     # every value of U where most of its mass is (delta changes by tens of percent per uniform report at small
